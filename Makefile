@@ -1,0 +1,27 @@
+# Two commands on a fresh machine: `make tune` (install, run the main job on the default scenario)
+# and `make test` (install, run the whole suite).
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: tune test install clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+tune: $(STAMP)
+	$(BIN)/hybridtune tune scenarios/default.yaml
+
+test: $(STAMP)
+	$(BIN)/python -m pytest tests
+
+clean:
+	rm -rf $(VENV) build *.egg-info

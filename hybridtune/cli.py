@@ -1,0 +1,211 @@
+"""The hybridtune command line: the only place that prints errors and chooses exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from hybridtune import __version__
+from hybridtune.errors import HybridtuneError
+
+EXIT_BAD_INPUT = 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="hybridtune", description=(
+        "Measurement-plus-model hybrid autotuner for parallel iterated Runge-Kutta solvers."))
+    parser.add_argument("--version", action="version", version=f"hybridtune {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    check = sub.add_parser("check", help="validate description files of any kind")
+    check.add_argument("paths", nargs="+", metavar="PATH")
+
+    variants = sub.add_parser("variants", help="list a scenario's variant pool")
+    variants.add_argument("scenario")
+    variants.add_argument("--json", action="store_true", help="print a JSON list")
+
+    solve = sub.add_parser("solve", help="integrate an IVP with the reference PIRK solver")
+    solve.add_argument("--method", required=True, help="method file or library name")
+    solve.add_argument("--ivp", required=True, help="IVP file or library name")
+    solve.add_argument("-n", type=int, required=True, help="number of components")
+    solve.add_argument("--t0", type=float, default=0.0)
+    solve.add_argument("--t1", type=float, required=True)
+    solve.add_argument("--steps", type=int, required=True, help="fixed steps of (t1 - t0) / steps")
+    solve.add_argument("--corrector-steps", type=int, help="override the method's m")
+    solve.add_argument("--out", help="write the final state vector as .npy")
+    solve.add_argument("--json", action="store_true")
+
+    tune = sub.add_parser("tune", help="the main job on a scenario (now: validate, show the pool)")
+    tune.add_argument("scenario", nargs="?", default=None,
+                      help="scenario file (default: scenarios/default.yaml)")
+
+    method = sub.add_parser("method", help="write a collocation method's description file")
+    method.add_argument("family", help="gauss, radauIA, radauIIA or lobattoIIIC")
+    method.add_argument("stages", type=int)
+    method.add_argument("-o", "--output", help="file to write (default: standard output)")
+    method.add_argument("--name", help="method name (default: family and order)")
+    return parser
+
+
+def _write_atomically(path: str, write) -> None:
+    """Write through a temporary file in the target folder, so no half-written file remains."""
+    target = Path(path)
+    if target.is_dir():
+        raise HybridtuneError(f"{path}: expected a file path, found a directory")
+    folder = target.parent if str(target.parent) else Path(".")
+    if not folder.is_dir():
+        raise HybridtuneError(f"{path}: expected an existing folder {folder}")
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            write(handle)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _cmd_check(args) -> int:
+    from hybridtune.describe.loader import detect_kind, load
+    from hybridtune.describe.source import read_source
+    failed = 0
+    for path in args.paths:
+        try:
+            kind = detect_kind(read_source(path))
+            record = load(path, kind)
+            print(f"ok: {path} ({kind} {getattr(record, 'name', '')})".rstrip())
+        except HybridtuneError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            failed += 1
+    return EXIT_BAD_INPUT if failed else 0
+
+
+def _pool_rows(scenario) -> list[dict]:
+    from hybridtune.generate.pool import build_pool
+    skeletons = {sk.name: sk for sk in scenario.skeletons}
+    rows = []
+    for method in scenario.methods:
+        pool = build_pool(scenario.skeletons, scenario.template_map, method)
+        for variant in pool.variants:
+            rows.append({"id": variant.id, "method": method.name, "skeleton": variant.skeleton,
+                         "kernels": variant.kernel_map,
+                         "barriers_per_step": skeletons[variant.skeleton].communication_count(
+                             "omp_barrier", method.corrector_steps),
+                         "code_hash": variant.code_hash, "same_as": list(variant.same_as)})
+    return rows
+
+
+def _load_scenario(path: str):
+    from hybridtune.describe.loader import load
+    return load(path, "scenario")
+
+
+def _cmd_variants(args) -> int:
+    scenario = _load_scenario(args.scenario)
+    rows = _pool_rows(scenario)
+    if args.json:
+        print(json.dumps(rows, indent=1))
+        return 0
+    for row in rows:
+        print(f"{row['id']}  [{row['method']}, {row['barriers_per_step']} barriers/step]")
+    print(_summary(scenario, rows))
+    return 0
+
+
+def _summary(scenario, rows: list[dict]) -> str:
+    kernel_variants = sum(len(t.variants) for t in scenario.templates)
+    folded = sum(len(r["same_as"]) for r in rows)
+    methods = ", ".join(f"{m.name} (s={m.stages}, m={m.corrector_steps})" for m in scenario.methods)
+    return (f"pool: {len(rows)} variants ({folded} identical folded) from "
+            f"{len(scenario.skeletons)} skeletons and {len(scenario.templates)} kernel templates "
+            f"({kernel_variants} kernel variants); method {methods}")
+
+
+def _cmd_tune(args) -> int:
+    from hybridtune.describe.library import scenarios_dir
+    path = args.scenario or str(scenarios_dir() / "default.yaml")
+    scenario = _load_scenario(path)
+    rows = _pool_rows(scenario)
+    print(f"scenario {scenario.name} ({path})")
+    print(f"  machine: {scenario.machine.name}; {scenario.machine_note}")
+    for ivp in scenario.ivps:
+        print(f"  ivp {ivp.name}: n = {', '.join(str(n) for n in scenario.sizes.for_ivp(ivp))}")
+    print(f"  threads: {', '.join(str(t) for t in scenario.threads)}; strategy: "
+          f"{scenario.strategy.name} ({scenario.strategy.deviation_percent:g}%)")
+    for skeleton in scenario.skeletons:
+        count = sum(1 for r in rows if r["skeleton"] == skeleton.name)
+        print(f"  skeleton {skeleton.name}: {count} variants, {skeleton.barrier_formula()} "
+              f"barriers per step ({', '.join(skeleton.templates)})")
+    for row in rows:
+        print(f"    {row['id']}  ({row['barriers_per_step']} barriers/step)")
+    print(_summary(scenario, rows))
+    return 0
+
+
+def _cmd_solve(args) -> int:
+    import numpy as np
+
+    from hybridtune.describe.loader import load_named
+    from hybridtune.errors import RequestError
+    from hybridtune.reference.pirk import solve
+    method = load_named("method", args.method, Path.cwd())
+    if args.corrector_steps is not None:
+        if args.corrector_steps < 1:
+            raise RequestError(f"--corrector-steps: expected m >= 1, got {args.corrector_steps}")
+        method = method.with_corrector_steps(args.corrector_steps)
+    ivp = load_named("ivp", args.ivp, Path.cwd())
+    y = solve(method, ivp, args.n, args.t0, args.t1, args.steps)
+    if not np.all(np.isfinite(y)):
+        raise RequestError(f"the solution is not finite at t1 = {args.t1}: the step "
+                           f"{(args.t1 - args.t0) / args.steps:g} is beyond the explicit PIRK "
+                           f"step's stability for {ivp.name} (stable step at n = {args.n}: "
+                           f"{ivp.step_size(args.n)})")
+    if args.out:
+        _write_atomically(args.out, lambda handle: np.save(handle, y))
+    result = {"method": method.name, "ivp": ivp.name, "n": args.n, "t": args.t1,
+              "steps": args.steps, "norm2": float(np.linalg.norm(y)),
+              "max_abs": float(np.max(np.abs(y)))}
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(f"{ivp.name} with {method.name} (m = {method.corrector_steps}), n = {args.n}: "
+              f"t = {args.t1:g} after {args.steps} steps, |y|_2 = {result['norm2']:.12g}, "
+              f"max |y_j| = {result['max_abs']:.12g}")
+    return 0
+
+
+def _cmd_method(args) -> int:
+    from hybridtune.collocation import FAMILIES, method_yaml
+    if args.family not in FAMILIES:
+        raise HybridtuneError(f"method family '{args.family}': expected one of "
+                              f"{', '.join(FAMILIES)}")
+    order = FAMILIES[args.family][0](args.stages)
+    text = method_yaml(args.name or f"{args.family}{order}", args.family, args.stages)
+    if args.output:
+        _write_atomically(args.output, lambda handle: handle.write(text.encode()))
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+COMMANDS = {"check": _cmd_check, "variants": _cmd_variants, "solve": _cmd_solve,
+            "tune": _cmd_tune, "method": _cmd_method}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except HybridtuneError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""YAML descriptions to validated, frozen specs: methods, IVPs, kernels, skeletons, machines, scenarios."""

@@ -1,0 +1,359 @@
+"""Expression trees for description code: a tokenizer and parser for a side-effect-free C subset."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterator
+
+from hybridtune.errors import HybridtuneError
+
+MAX_LENGTH = 20000
+MAX_DEPTH = 200
+MAX_TREE_DEPTH = 300
+
+# math.h functions a description may call, with their arity.
+FUNCTIONS = {
+    "sin": 1, "cos": 1, "tan": 1, "asin": 1, "acos": 1, "atan": 1, "atan2": 2,
+    "sinh": 1, "cosh": 1, "tanh": 1, "exp": 1, "log": 1, "log10": 1, "sqrt": 1,
+    "pow": 2, "fabs": 1, "fmax": 2, "fmin": 2, "floor": 1, "ceil": 1,
+}
+MATH_CONSTANTS = {"M_PI": 3.141592653589793, "M_E": 2.718281828459045}
+
+
+class ExpressionError(HybridtuneError):
+    """A code string that is not a valid expression; `column` is 1-based."""
+
+    def __init__(self, reason: str, column: int | None = None):
+        self.reason = reason
+        self.column = column
+        super().__init__(reason if column is None else f"{reason} (column {column})")
+
+
+@dataclass(frozen=True)
+class Num:
+    value: int | float
+    text: str
+
+
+@dataclass(frozen=True)
+class Name:
+    id: str
+
+
+@dataclass(frozen=True)
+class Index:
+    """An array reference such as F[i][j]."""
+    array: str
+    indices: tuple
+
+
+@dataclass(frozen=True)
+class Input:
+    """%in[INDEX]: a component of the IVP's input vector."""
+    index: object
+
+
+@dataclass(frozen=True)
+class Rhs:
+    """%RHS in a kernel computation: the IVP's component code at component j."""
+
+
+@dataclass(frozen=True)
+class Call:
+    func: str
+    args: tuple
+
+
+@dataclass(frozen=True)
+class Unary:
+    op: str
+    operand: object
+
+
+@dataclass(frozen=True)
+class Binary:
+    op: str
+    left: object
+    right: object
+
+
+@dataclass(frozen=True)
+class Cond:
+    test: object
+    then: object
+    other: object
+
+
+@dataclass(frozen=True)
+class Assign:
+    """A kernel computation: target = value or target += value."""
+    target: object
+    op: str
+    value: object
+
+
+_TOKEN = re.compile(r"""
+    (?P<ws>\s+)
+  | (?P<num>(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?)
+  | (?P<special>%in\b|%RHS\b)
+  | (?P<name>[A-Za-z_][A-Za-z0-9_]*)
+  | (?P<op>\+=|<=|>=|==|!=|&&|\|\||[-+*/%()\[\],?:<>!=])
+""", re.VERBOSE)
+
+_FORBIDDEN = {
+    ";": "a statement separator ';' (descriptions hold expressions, not statements)",
+    "{": "a brace (descriptions hold expressions, not blocks)",
+    "}": "a brace (descriptions hold expressions, not blocks)",
+    "#": "a preprocessor character '#'",
+    '"': "a string literal", "'": "a character literal",
+}
+
+
+def tokenize(text: str) -> list[tuple[str, str, int]]:
+    """(kind, text, column) triples; refuses anything outside the expression subset."""
+    if not isinstance(text, str):
+        raise ExpressionError(f"a code string, got {type(text).__name__}")
+    if len(text) > MAX_LENGTH:
+        raise ExpressionError(f"at most {MAX_LENGTH} characters of code")
+    tokens = []
+    pos = 0
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if not m:
+            ch = text[pos]
+            what = _FORBIDDEN.get(ch, f"character {ch!r}")
+            raise ExpressionError(f"{what} is not allowed", pos + 1)
+        kind = m.lastgroup
+        if kind != "ws":
+            tokens.append((kind, m.group(), pos + 1))
+        pos = m.end()
+    tokens.append(("end", "", len(text) + 1))
+    return tokens
+
+
+class _Parser:
+    def __init__(self, text: str):
+        self.tokens = tokenize(text)
+        self.pos = 0
+        self.depth = 0
+
+    def peek(self) -> tuple[str, str, int]:
+        return self.tokens[self.pos]
+
+    def take(self) -> tuple[str, str, int]:
+        tok = self.tokens[self.pos]
+        self.pos += 1
+        return tok
+
+    def expect(self, text: str) -> None:
+        kind, tok, col = self.take()
+        if tok != text:
+            raise ExpressionError(f"expected '{text}', found {tok!r}" if tok else
+                                  f"expected '{text}' before the end", col)
+
+    def at(self, *texts: str) -> bool:
+        kind, tok, _ = self.peek()
+        return kind == "op" and tok in texts
+
+    def enter(self) -> None:
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise ExpressionError(f"expressions nested at most {MAX_DEPTH} deep", self.peek()[2])
+
+    def expression(self):
+        self.enter()
+        test = self.binary(0)
+        if self.at("?"):
+            self.take()
+            then = self.expression()
+            self.expect(":")
+            other = self.expression()
+            test = Cond(test, then, other)
+        self.depth -= 1
+        return test
+
+    _LEVELS = (("||",), ("&&",), ("==", "!="), ("<", "<=", ">", ">="), ("+", "-"), ("*", "/", "%"))
+
+    def binary(self, level: int):
+        if level == len(self._LEVELS):
+            return self.unary()
+        left = self.binary(level + 1)
+        while self.at(*self._LEVELS[level]):
+            op = self.take()[1]
+            left = Binary(op, left, self.binary(level + 1))
+        return left
+
+    def unary(self):
+        if self.at("-", "+", "!"):
+            self.enter()
+            op = self.take()[1]
+            node = Unary(op, self.unary())
+            self.depth -= 1
+            return node
+        return self.postfix()
+
+    def postfix(self):
+        kind, tok, col = self.peek()
+        node = self.primary()
+        if self.at("["):
+            if not isinstance(node, Name):
+                raise ExpressionError("only a named array can be indexed", col)
+            indices = []
+            while self.at("["):
+                self.take()
+                indices.append(self.expression())
+                self.expect("]")
+            node = Index(node.id, tuple(indices))
+        return node
+
+    def primary(self):
+        kind, tok, col = self.take()
+        if kind == "num":
+            if re.fullmatch(r"\d+", tok):
+                return Num(int(tok), tok)
+            value = float(tok)
+            if value != value or value in (float("inf"), float("-inf")):
+                raise ExpressionError(f"a finite number, got {tok}", col)
+            return Num(value, tok)
+        if kind == "special":
+            if tok == "%RHS":
+                return Rhs()
+            self.expect("[")
+            index = self.expression()
+            self.expect("]")
+            return Input(index)
+        if kind == "name":
+            if self.at("("):
+                if tok not in FUNCTIONS:
+                    raise ExpressionError(
+                        f"unknown function '{tok}' (allowed: {', '.join(sorted(FUNCTIONS))})", col)
+                self.take()
+                args = [self.expression()]
+                while self.at(","):
+                    self.take()
+                    args.append(self.expression())
+                self.expect(")")
+                if len(args) != FUNCTIONS[tok]:
+                    raise ExpressionError(f"{tok} takes {FUNCTIONS[tok]} argument(s), got {len(args)}", col)
+                return Call(tok, tuple(args))
+            return Name(tok)
+        if kind == "op" and tok == "(":
+            node = self.expression()
+            self.expect(")")
+            return node
+        if kind == "end":
+            raise ExpressionError("an operand before the end", col)
+        raise ExpressionError(f"unexpected {tok!r}", col)
+
+    def finish(self) -> None:
+        kind, tok, col = self.peek()
+        if kind != "end":
+            raise ExpressionError(f"unexpected {tok!r} after a complete expression", col)
+
+
+def tree_depth(node) -> int:
+    """Height of a tree, computed without recursion."""
+    deepest = 0
+    stack = [(node, 1)]
+    while stack:
+        current, depth = stack.pop()
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in children(current))
+    return deepest
+
+
+def _checked(node):
+    if tree_depth(node) > MAX_TREE_DEPTH:
+        raise ExpressionError(f"an expression tree at most {MAX_TREE_DEPTH} levels deep")
+    return node
+
+
+def parse_expression(text: str):
+    """Parse one expression into a tree."""
+    parser = _Parser(text)
+    node = parser.expression()
+    parser.finish()
+    return _checked(node)
+
+
+def parse_expressions(text: str) -> list:
+    """Parse a space-separated sequence of expressions, as in a loop bound 'lower upper'."""
+    parser = _Parser(text)
+    nodes = []
+    while parser.peek()[0] != "end":
+        nodes.append(_checked(parser.expression()))
+    return nodes
+
+
+def parse_assignment(text: str) -> Assign:
+    """Parse a kernel computation 'target = value' or 'target += value'."""
+    parser = _Parser(text)
+    col = parser.peek()[2]
+    target = parser.postfix()
+    if not isinstance(target, (Name, Index)):
+        raise ExpressionError("the left-hand side must be a variable or an array element", col)
+    kind, op, col = parser.take()
+    if op not in ("=", "+="):
+        raise ExpressionError(f"expected '=' or '+=' after the target, found {op!r}", col)
+    value = parser.expression()
+    parser.finish()
+    return _checked(Assign(target, op, value))
+
+
+def children(node) -> Iterator:
+    """The direct subtrees of a node."""
+    if isinstance(node, Index):
+        yield from node.indices
+    elif isinstance(node, Input):
+        yield node.index
+    elif isinstance(node, Call):
+        yield from node.args
+    elif isinstance(node, Unary):
+        yield node.operand
+    elif isinstance(node, Binary):
+        yield node.left
+        yield node.right
+    elif isinstance(node, Cond):
+        yield node.test
+        yield node.then
+        yield node.other
+    elif isinstance(node, Assign):
+        yield node.target
+        yield node.value
+
+
+def walk(node) -> Iterator:
+    """Every node of a tree, parents before children."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(list(children(current))))
+
+
+def names(node) -> set[str]:
+    """Plain names a tree reads (not array names, not function names)."""
+    return {n.id for n in walk(node) if isinstance(n, Name)}
+
+
+def substitute(node, mapping: dict):
+    """A copy of the tree with names replaced by trees (mapping name -> node)."""
+    if isinstance(node, Name):
+        return mapping.get(node.id, node)
+    if isinstance(node, Index):
+        return Index(node.array, tuple(substitute(i, mapping) for i in node.indices))
+    if isinstance(node, Input):
+        return Input(substitute(node.index, mapping))
+    if isinstance(node, Call):
+        return Call(node.func, tuple(substitute(a, mapping) for a in node.args))
+    if isinstance(node, Unary):
+        return Unary(node.op, substitute(node.operand, mapping))
+    if isinstance(node, Binary):
+        return Binary(node.op, substitute(node.left, mapping), substitute(node.right, mapping))
+    if isinstance(node, Cond):
+        return Cond(substitute(node.test, mapping), substitute(node.then, mapping),
+                    substitute(node.other, mapping))
+    if isinstance(node, Assign):
+        return Assign(substitute(node.target, mapping), node.op, substitute(node.value, mapping))
+    return node

@@ -1,0 +1,101 @@
+"""Machine descriptions in kerncraft's machine-file format, read for the facts later stages need."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from hybridtune.describe.source import Node, Source
+
+REQUIRED = ("model name", "clock", "sockets", "cores per socket", "cacheline size",
+            "memory hierarchy", "FLOPs per cycle", "in-core model")
+_UNITS = {"": 1, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
+_QUANTITY = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?\d+)?)\s*([kMGT]?)(i?)(B|Hz|B/s)?\s*$")
+
+
+@dataclass(frozen=True)
+class CacheLevel:
+    name: str
+    size_bytes: float | None     # per group; None for main memory
+    groups: int | None
+    cores_per_group: int | None
+
+
+@dataclass(frozen=True)
+class Machine:
+    name: str
+    clock_hz: float
+    sockets: int
+    cores_per_socket: int
+    cores_per_numa_domain: int
+    cacheline_bytes: int
+    levels: tuple
+    in_core_models: tuple        # ((tool, arch), ...)
+    path: str = ""
+    sha256: str = ""
+
+    @property
+    def cores(self) -> int:
+        return self.sockets * self.cores_per_socket
+
+
+def _quantity(node: Node, unit: str) -> float:
+    text = node.value
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        return float(text)
+    match = _QUANTITY.match(str(text)) if isinstance(text, str) else None
+    if not match or (match.group(4) or unit) != unit:
+        raise node.error(f"a quantity in {unit} such as '2.4 G{unit}'" if unit == "Hz"
+                         else f"a quantity in {unit} such as '32.00 kB'")
+    number, prefix, binary, _ = match.groups()
+    scale = (1024 ** " kMGT".index(prefix)) if binary else _UNITS[prefix]
+    return float(number) * scale
+
+
+def _cache_size(item: Node) -> float | None:
+    """sets x ways x line size from 'cache per group', where 'size per group' is left empty."""
+    cache = item.value.get("cache per group")
+    if not isinstance(cache, dict):
+        return None
+    node = item.child("cache per group")
+    values = []
+    for key in ("sets", "ways", "cl_size"):
+        if key not in cache:
+            raise node.error(f"'{key}' in 'cache per group'", key_suffix="." + key)
+        values.append(node.child(key).integer(minimum=1))
+    return float(values[0] * values[1] * values[2])
+
+
+def parse_machine(source: Source) -> Machine:
+    root = Node.root(source)
+    if not isinstance(root.value, dict):
+        raise root.error("a kerncraft machine file (a mapping)")
+    for key in REQUIRED:
+        if key not in root.value:
+            raise root.error(f"the key '{key}' of kerncraft's machine-file format (missing)",
+                             key_suffix=key)
+    fields = {key: root.child(key) for key in root.value if isinstance(key, str)}
+    sockets = fields["sockets"].integer(minimum=1)
+    per_socket = fields["cores per socket"].integer(minimum=1)
+    per_numa = fields["cores per NUMA domain"].integer(minimum=1) \
+        if "cores per NUMA domain" in fields else per_socket
+    levels = []
+    for item in fields["memory hierarchy"].sequence(min_len=2):
+        if not isinstance(item.value, dict) or "level" not in item.value:
+            raise item.error("a memory level with a 'level' name")
+        name = item.child("level").string()
+        size = _quantity(item.child("size per group"), "B") \
+            if item.value.get("size per group") is not None else _cache_size(item)
+        groups = item.child("groups").integer(minimum=1) if "groups" in item.value else None
+        cpg = item.child("cores per group").integer(minimum=1) \
+            if "cores per group" in item.value else None
+        levels.append(CacheLevel(name, size, groups, cpg))
+    if levels[-1].size_bytes is not None:
+        raise fields["memory hierarchy"].error("a last level without 'size per group' (MEM)")
+    in_core = fields["in-core model"]
+    if not isinstance(in_core.value, dict):
+        raise in_core.error("a mapping of in-core tools to architectures, e.g. OSACA: SKX")
+    models = tuple((str(k), str(v)) for k, v in in_core.value.items())
+    return Machine(fields["model name"].string(), _quantity(fields["clock"], "Hz"), sockets,
+                   per_socket, per_numa, int(_quantity(fields["cacheline size"], "B")),
+                   tuple(levels), models, source.path, source.sha256)

@@ -1,0 +1,181 @@
+"""Tuning scenarios: which methods, IVPs, templates, skeletons, machine, sizes and thread counts."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from hybridtune.describe import library
+from hybridtune.describe.ivp import IVP
+from hybridtune.describe.loader import load_named
+from hybridtune.describe.looplang import loops_and_directives
+from hybridtune.describe.machine import Machine
+from hybridtune.describe.skeleton import Skeleton, kernel_call
+from hybridtune.describe.source import Node, Source
+from hybridtune.errors import DescriptionError
+
+STRATEGIES = ("preselect", "top_k", "run_all")
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """Either explicit n values (each must be valid for every IVP) or a log-spaced range."""
+    values: tuple = ()
+    start: int = 0
+    stop: int = 0
+    points: int = 0
+
+    def for_ivp(self, ivp: IVP) -> tuple[int, ...]:
+        if self.values:
+            return self.values
+        if self.points == 1:
+            targets = [self.start]
+        else:
+            ratio = (self.stop / self.start) ** (1.0 / (self.points - 1))
+            targets = [round(self.start * ratio ** k) for k in range(self.points)]
+        return tuple(sorted({ivp.sizes.next_valid(t) for t in targets}))
+
+
+@dataclass(frozen=True)
+class Strategy:
+    name: str = "preselect"
+    deviation_percent: float = 5.0
+    k: int = 0
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    methods: tuple
+    ivps: tuple
+    templates: tuple
+    skeletons: tuple
+    machine: Machine
+    machine_note: str
+    sizes: Sizes
+    threads: tuple
+    strategy: Strategy
+    path: str = ""
+
+    @property
+    def template_map(self) -> dict:
+        return {t.name: t for t in self.templates}
+
+
+def _names(node: Node) -> list[tuple[str, Node]]:
+    if isinstance(node.value, str):
+        return [(node.string(), node)]
+    return [(item.string(), item) for item in node.sequence(min_len=1)]
+
+
+def _sizes(node: Node, ivps: tuple) -> Sizes:
+    if isinstance(node.value, dict):
+        fields = node.mapping(required=("from", "to", "points"))
+        start, stop = fields["from"].integer(minimum=1), fields["to"].integer(minimum=1)
+        points = fields["points"].integer(minimum=1)
+        if stop < start or (points > 1 and stop == start):
+            raise fields["to"].error(f"an upper size > from = {start}")
+        if points > 1000:
+            raise fields["points"].error("at most 1000 sizes")
+        return Sizes(start=start, stop=stop, points=points)
+    values = []
+    for item in node.sequence(min_len=1) if isinstance(node.value, list) else [node]:
+        n = item.integer(minimum=1)
+        for ivp in ivps:
+            problem = ivp.sizes.check(n)
+            if problem:
+                raise item.error(f"{problem} for IVP {ivp.name} (or give n as a range "
+                                 "{from, to, points}, rounded up to each IVP's valid sizes)")
+        values.append(n)
+    return Sizes(values=tuple(sorted(set(values))))
+
+
+def _strategy(node: Node | None) -> Strategy:
+    if node is None:
+        return Strategy()
+    fields = node.mapping(required=("name",), optional=("deviation_percent", "k"))
+    name = fields["name"].string()
+    if name not in STRATEGIES:
+        raise fields["name"].error(f"one of {', '.join(STRATEGIES)}")
+    deviation = 5.0
+    if "deviation_percent" in fields:
+        value = fields["deviation_percent"].value
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not \
+                0 <= value <= 1000 or math.isnan(value):
+            raise fields["deviation_percent"].error("a percentage between 0 and 1000")
+        deviation = float(value)
+    k = fields["k"].integer(minimum=1) if "k" in fields else (3 if name == "top_k" else 0)
+    return Strategy(name, deviation, k)
+
+
+def _check_skeleton(skeleton: Skeleton, templates: dict) -> None:
+    """Every %KERNEL names a known template; bound arrays exist; buffers agree in shape."""
+    shapes: dict[str, tuple] = {}
+    for directive, _ in loops_and_directives(skeleton.program):
+        if directive.name != "KERNEL":
+            continue
+        call = kernel_call(directive)
+
+        def fail(expected: str, value: str) -> DescriptionError:
+            return DescriptionError(skeleton.path, "code", value, expected, line=directive.line)
+
+        template = templates.get(call.template)
+        if template is None:
+            raise fail(f"a kernel template of the scenario ({', '.join(templates) or 'none'})",
+                       f"%KERNEL {call.template}")
+        bound = dict(call.bindings)
+        for array in bound:
+            decl = template.decl(array)
+            if decl is None or not decl.dims or decl not in template.datastructs:
+                raise fail(f"a binding of an array declared in {call.template}'s datastructs",
+                           f"{array}={bound[array]}")
+        for decl in template.datastructs:
+            buffer = bound.get(decl.name, decl.name)
+            if shapes.setdefault(buffer, decl.dims) != decl.dims:
+                raise fail(f"buffer '{buffer}' used with one shape by every kernel",
+                           f"%KERNEL {call.template}")
+
+
+def parse_scenario(source: Source) -> Scenario:
+    root = Node.root(source)
+    fields = root.mapping(required=("methods", "ivps", "skeletons", "machine", "n", "threads"),
+                          optional=("name", "kernels", "strategy", "kind", "description"))
+    base = Path(source.path).parent
+    methods = tuple(load_named("method", ref, base, where) for ref, where in
+                    _names(fields["methods"]))
+    ivps = tuple(load_named("ivp", ref, base, where) for ref, where in _names(fields["ivps"]))
+    skeletons = tuple(load_named("skeleton", ref, base, where) for ref, where in
+                      _names(fields["skeletons"]))
+    if "kernels" in fields:
+        kernel_refs = _names(fields["kernels"])
+    else:
+        wanted = dict.fromkeys(name for sk in skeletons for name in sk.templates)
+        kernel_refs = [(name, fields["skeletons"]) for name in wanted]
+    templates = {}
+    for ref, where in kernel_refs:
+        if "kernels" not in fields and ref.lower() not in (
+                k.lower() for k in library.library_files("kernel")):
+            continue  # reported below as the skeleton's unknown template, at its line
+        template = load_named("kernel", ref, base, where)
+        templates[template.name] = template
+    for skeleton in skeletons:
+        _check_skeleton(skeleton, templates)
+    for kind, items in (("method", methods), ("ivp", ivps), ("skeleton", skeletons)):
+        seen = set()
+        for item in items:
+            if item.name in seen:
+                raise fields[kind + "s"].error(f"each {kind} listed once ('{item.name}' twice)")
+            seen.add(item.name)
+
+    machine_ref = fields["machine"].string()
+    machine = load_named("machine", machine_ref, base, fields["machine"])
+    note = library.host_machine_file()[1] if machine_ref == library.HOST else \
+        f"machine file {machine.path}"
+    sizes = _sizes(fields["n"], ivps)
+    thread_nodes = fields["threads"].sequence(min_len=1) if isinstance(fields["threads"].value, list) \
+        else [fields["threads"]]
+    threads = tuple(sorted({t.integer(minimum=1) for t in thread_nodes}))
+    name = fields["name"].string() if "name" in fields else Path(source.path).name.split(".")[0]
+    return Scenario(name, methods, ivps, tuple(templates.values()), skeletons, machine, note,
+                    sizes, threads, _strategy(fields.get("strategy")), source.path)

@@ -1,0 +1,106 @@
+"""Implementation skeletons: the order of kernels, corrector loops, buffer swaps and communication."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from hybridtune.describe.evaluate import Evaluator
+from hybridtune.describe.looplang import Directive, Loop, loops_and_directives, parse_program
+from hybridtune.describe.source import Node, Source
+
+BOUND_NAMES = {"m", "s"}
+COMMUNICATION = {"omp_barrier", "mpi_allgather", "mpi_neighbour_exchange", "mpi_barrier"}
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+@dataclass(frozen=True)
+class KernelCall:
+    """%KERNEL name [array=buffer ...]: run a template's chosen variant on the named buffers."""
+    template: str
+    bindings: tuple   # (template array, skeleton buffer), ...
+
+
+@dataclass(frozen=True)
+class Skeleton:
+    name: str
+    program: tuple
+    description: str = ""
+    path: str = ""
+
+    @property
+    def templates(self) -> tuple[str, ...]:
+        """Distinct kernel templates in order of first use."""
+        seen: dict[str, None] = {}
+        for directive, _ in loops_and_directives(self.program):
+            if directive.name == "KERNEL":
+                seen.setdefault(directive.args[0], None)
+        return tuple(seen)
+
+    def count(self, predicate, m: int, s: int = 1) -> int:
+        """How often per step a directive matching predicate runs for m corrector steps."""
+        return _count(self.program, predicate, {"m": m, "s": s})
+
+    def communication_count(self, op: str, m: int) -> int:
+        return self.count(lambda d: d.name == "COM" and d.args[0] == op, m)
+
+    def barrier_formula(self) -> str:
+        """Barriers per step as a linear function of m >= 1, e.g. '2m + 2' (checked up to m = 12)."""
+        counts = {m: self.communication_count("omp_barrier", m) for m in range(1, 13)}
+        slope = counts[2] - counts[1]
+        offset = counts[1] - slope
+        if any(c != slope * m + offset for m, c in counts.items()):
+            return ", ".join(f"m={m}: {c}" for m, c in counts.items())
+        if slope == 0:
+            return str(offset)
+        head = "m" if slope == 1 else f"{slope}m"
+        return head if offset == 0 else f"{head} {'+' if offset > 0 else '-'} {abs(offset)}"
+
+
+def _count(items: tuple, predicate, env: dict) -> int:
+    total = 0
+    for item in items:
+        if isinstance(item, Loop):
+            trips = max(0, int(Evaluator(env)(item.upper)) - int(Evaluator(env)(item.lower)))
+            total += trips * _count(item.body, predicate, env)
+        elif predicate(item):
+            total += 1
+    return total
+
+
+def kernel_call(directive: Directive) -> KernelCall:
+    bindings = tuple(tuple(arg.split("=", 1)) for arg in directive.args[1:])
+    return KernelCall(directive.args[0], bindings)
+
+
+def parse_skeleton(source: Source) -> Skeleton:
+    root = Node.root(source)
+    fields = root.mapping(required=("code",), optional=("name", "kind", "description"))
+    code = fields["code"]
+    program = parse_program(code, {"KERNEL", "COM", "SWAP"}, BOUND_NAMES)
+    kernels = 0
+    for directive, _ in loops_and_directives(program):
+        offset = directive.line - code.line if directive.line else None
+        text = " ".join((f"%{directive.name}",) + directive.args)
+        if directive.name == "KERNEL":
+            kernels += 1
+            ok = directive.args and _IDENT.match(directive.args[0]) and all(
+                re.fullmatch(r"[A-Za-z_]\w*=[A-Za-z_]\w*", arg) for arg in directive.args[1:])
+            if not ok:
+                raise code.error("'%KERNEL template [array=buffer ...]'", value=text,
+                                 line_offset=offset)
+        elif directive.name == "COM":
+            if len(directive.args) != 1 or directive.args[0] not in COMMUNICATION:
+                raise code.error(f"'%COM op' with op one of {', '.join(sorted(COMMUNICATION))}",
+                                 value=text, line_offset=offset)
+        elif directive.name == "SWAP":
+            if len(directive.args) != 2 or not all(_IDENT.match(a) for a in directive.args) \
+                    or directive.args[0] == directive.args[1]:
+                raise code.error("'%SWAP buffer1 buffer2' naming two buffers", value=text,
+                                 line_offset=offset)
+    if not kernels:
+        raise code.error("a skeleton with at least one %KERNEL")
+    name = fields["name"].string() if "name" in fields else Path(source.path).name.split(".")[0]
+    description = fields["description"].string() if "description" in fields else ""
+    return Skeleton(name, program, description, source.path)

@@ -1,0 +1,1 @@
+"""From validated specs to the variant pool and, later, to generated code."""

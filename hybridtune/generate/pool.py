@@ -1,0 +1,69 @@
+"""The variant pool: every skeleton with every combination of its templates' kernel variants."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+from dataclasses import dataclass
+
+from hybridtune.describe.method import Method
+from hybridtune.generate.canonical import kernel_text, variant_text
+from hybridtune.errors import HybridtuneError
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One implementation: a skeleton and, per template it runs, the kernel variant chosen."""
+    id: str
+    skeleton: str
+    kernels: tuple          # ((template, kernel variant), ...) in the skeleton's order
+    code_hash: str = ""
+    same_as: tuple = ()     # ids of variants that generate identical code, folded into this one
+
+    @property
+    def kernel_map(self) -> dict:
+        return dict(self.kernels)
+
+
+@dataclass(frozen=True)
+class Pool:
+    method: str
+    variants: tuple
+    duplicates: int
+
+
+def variant_id(skeleton: str, names: tuple[str, ...]) -> str:
+    """Offsite's naming: the skeleton, then the chosen kernel variants in the skeleton's order."""
+    return "_".join((skeleton,) + names)
+
+
+def build_pool(skeletons: tuple, templates: dict, method: Method) -> Pool:
+    """The pool for one method; variants whose specialised code is identical are one variant."""
+    by_hash: dict[str, Variant] = {}
+    order: list[str] = []
+    ids: set[str] = set()
+    total = 0
+    texts = {(t.name, v.name): kernel_text(t, v.name, method.stages)
+             for t in templates.values() for v in t.variants}
+    for skeleton in skeletons:
+        names = skeleton.templates
+        choices = [[v.name for v in templates[name].variants] for name in names]
+        for combo in itertools.product(*choices):
+            total += 1
+            vid = variant_id(skeleton.name, combo)
+            if vid in ids:
+                raise HybridtuneError(f"two variants share the id {vid}: kernel variant names "
+                                      "must be unique across templates")
+            ids.add(vid)
+            lines = {name: texts[(name, choice)] for name, choice in zip(names, combo)}
+            text = variant_text(skeleton, lines, method.stages, method.corrector_steps)
+            digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+            if digest in by_hash:
+                first = by_hash[digest]
+                by_hash[digest] = Variant(first.id, first.skeleton, first.kernels, digest,
+                                          first.same_as + (vid,))
+                continue
+            by_hash[digest] = Variant(vid, skeleton.name, tuple(zip(names, combo)), digest)
+            order.append(digest)
+    variants = tuple(by_hash[d] for d in order)
+    return Pool(method.name, variants, total - len(variants))
