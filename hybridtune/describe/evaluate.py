@@ -32,7 +32,7 @@ def is_int(value) -> bool:
 
 
 def _as_float(value):
-    return np.asarray(value, dtype=float) if isinstance(value, np.ndarray) else float(value)
+    return np.asarray(value, dtype=float) if isinstance(value, np.ndarray) else np.float64(value)
 
 
 def _int_result(value):

@@ -9,7 +9,7 @@ from typing import Iterator
 from hybridtune.errors import HybridtuneError
 
 MAX_LENGTH = 20000
-MAX_DEPTH = 200
+MAX_DEPTH = 64
 MAX_TREE_DEPTH = 300
 
 # math.h functions a description may call, with their arity.

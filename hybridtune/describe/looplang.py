@@ -40,7 +40,7 @@ def parse_program(node: Node, directives: set[str], bound_names: set[str]) -> tu
         raise node.error(f"a code block of at most {MAX_LINES} lines", value=f"{len(raw)} lines")
     lines = []
     for number, line in enumerate(raw):
-        if line.strip() and not line.strip().startswith("#"):
+        if line.strip():
             lines.append((len(line) - len(line.lstrip()), line.strip(), number + 1))
     parser = _ProgramParser(node, lines, directives, bound_names)
     items, pos = parser.items(0, end_var=None, parent_indent=None, outer=())

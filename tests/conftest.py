@@ -1,0 +1,31 @@
+"""Shared fixtures: the shipped library, loaded once, and a writer of description files."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from hybridtune.describe.library import PROJECT_ROOT
+from hybridtune.describe.loader import load, load_named
+
+
+@pytest.fixture(scope="session")
+def default_scenario():
+    return load(PROJECT_ROOT / "scenarios" / "default.yaml", "scenario")
+
+
+@pytest.fixture(scope="session")
+def radau7():
+    return load_named("method", "radauIIA7", PROJECT_ROOT)
+
+
+@pytest.fixture
+def write(tmp_path):
+    """write(name, text) -> path of a dedented description file in a fresh folder."""
+    def _write(name: str, text: str) -> Path:
+        path = tmp_path / name
+        path.write_text(textwrap.dedent(text).lstrip("\n"))
+        return path
+    return _write

@@ -1,0 +1,38 @@
+"""Machine files: kerncraft's published files load unchanged; `host` resolves; broken files are refused."""
+
+import pytest
+
+from hybridtune.describe.library import host_machine_file
+from hybridtune.describe.loader import load
+from tests_support import SHARED_MACHINES, expect_error
+
+FILES = sorted(SHARED_MACHINES.glob("*.yml"))
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
+def test_kerncraft_files_load(path):
+    machine = load(path, "machine")
+    assert machine.clock_hz > 1e9 and machine.cores >= 8
+    assert [level.name for level in machine.levels][-1] == "MEM"
+    assert all(level.size_bytes > 0 for level in machine.levels[:-1])
+    assert dict(machine.in_core_models)["OSACA"]
+
+
+def test_skylake_facts():
+    machine = load(SHARED_MACHINES / "SkylakeSP_Gold-6148.yml", "machine")
+    assert machine.clock_hz == 2.4e9 and machine.cores_per_numa_domain == 20
+    assert [level.size_bytes for level in machine.levels] == [32e3, 1e6, 27.5e6, None]
+
+
+def test_host_resolves_to_a_loadable_file():
+    path, note = host_machine_file()
+    assert path.is_file() and "host" in note
+    assert load(path, "machine").cores >= 1
+
+
+def test_broken_machine_file(write):
+    text = (SHARED_MACHINES / "SkylakeSP_Gold-6148.yml").read_text()
+    expect_error(write("m.yml", text.replace("clock: 2.4 GHz", "clock: fast")), "clock", 9,
+                 "a quantity in Hz", kind="machine")
+    expect_error(write("m.yml", text.replace("cores per socket: 20\n", "")), "cores per socket",
+                 None, "missing", kind="machine")

@@ -1,0 +1,76 @@
+"""Scenarios: the default scenario loads; references, sizes and skeletons are checked across files."""
+
+import pytest
+
+from hybridtune.describe.library import PROJECT_ROOT
+from hybridtune.describe.loader import load
+from tests_support import expect_error
+
+SCENARIO = """
+methods: [radauIIA7]
+ivps: [Cusp, IC]
+skeletons: [A, C]
+machine: host
+n: [600, 6000]
+threads: [1, 2]
+"""
+
+
+def test_default_scenario(default_scenario):
+    assert [m.name for m in default_scenario.methods] == ["radauIIA7"]
+    assert [i.name for i in default_scenario.ivps] == ["Cusp", "InverterChain", "Medakzo", "Wave1D"]
+    assert [s.name for s in default_scenario.skeletons] == list("ABCDEFGH")
+    assert len(default_scenario.templates) == 10
+    assert default_scenario.threads == (1, 2)
+
+
+def test_size_range_rounds_to_valid_n(write):
+    text = SCENARIO.replace("n: [600, 6000]", "n: {from: 100, to: 10000, points: 3}")
+    scenario = load(write("s.scenario.yaml", text))
+    cusp, ic = scenario.ivps
+    assert scenario.sizes.for_ivp(cusp) == (102, 1002, 10002)
+    assert scenario.sizes.for_ivp(ic) == (100, 1000, 10000)
+
+
+def test_paths_relative_to_the_scenario(write, tmp_path):
+    (tmp_path / "my.skeleton.yaml").write_text(
+        "code: |\n  %KERNEL RHS_predictor\n  %KERNEL ApproxUpdate\n")
+    scenario = load(write("s.scenario.yaml", SCENARIO.replace("[A, C]", "[my.skeleton.yaml]")))
+    assert scenario.skeletons[0].templates == ("RHS_predictor", "ApproxUpdate")
+
+
+@pytest.mark.parametrize("change, key, line, expected", [
+    (("ivps: [Cusp, IC]", "ivps: [Cusp, Brusselator]"), "ivps[1]", 2, "library name"),
+    (("methods: [radauIIA7]", "methods: [radau9]"), "methods[0]", 1, "library name"),
+    (("n: [600, 6000]", "n: [601, 6000]"), "n[0]", 5, "multiple of 3 for IVP Cusp"),
+    (("n: [600, 6000]", "n: [0]"), "n[0]", 5, ">= 1"),
+    (("threads: [1, 2]", "threads: [0]"), "threads[0]", 6, ">= 1"),
+    (("machine: host", "machine: nowhere.yml"), "machine", 4, "an existing machine file"),
+    (("skeletons: [A, C]", "skeletons: [A, A]"), "skeletons", 3, "listed once"),
+    (("threads: [1, 2]", "threads: [1, 2]\nstrategy: {name: guess}"), "strategy.name", 7, "one of"),
+    (("threads: [1, 2]", "threads: [1, 2]\ncolour: red"), "colour", 7, "unknown key"),
+])
+def test_malformed_scenario(write, change, key, line, expected):
+    assert change[0] in SCENARIO
+    path = write("bad.scenario.yaml", SCENARIO.replace(*change, 1))
+    expect_error(path, key=key, line=line, expected=expected)
+
+
+def test_skeleton_naming_an_unknown_template(write, tmp_path):
+    skeleton = tmp_path / "x.skeleton.yaml"
+    skeleton.write_text("code: |\n  %COM omp_barrier\n  %KERNEL RHS_predictor\n  %KERNEL Magic\n")
+    path = write("s.scenario.yaml", SCENARIO.replace("[A, C]", "[x.skeleton.yaml]"))
+    expect_error(path, key="code", line=4, expected="a kernel template of the scenario",
+                 file=skeleton)
+
+
+def test_binding_an_undeclared_array(write, tmp_path):
+    skeleton = tmp_path / "x.skeleton.yaml"
+    skeleton.write_text("code: |\n  %KERNEL RHS_predictor\n  %KERNEL RHS Q=Yprev\n")
+    path = write("s.scenario.yaml", SCENARIO.replace("[A, C]", "[x.skeleton.yaml]"))
+    expect_error(path, key="code", line=3, expected="a binding of an array declared", file=skeleton)
+
+
+def test_library_scenarios_all_load():
+    for path in sorted((PROJECT_ROOT / "scenarios").glob("*.yaml")):
+        assert load(path, "scenario").skeletons
