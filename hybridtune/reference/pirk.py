@@ -32,8 +32,11 @@ def integrate(method: Method, f: Callable, y0: np.ndarray, t0: float, t1: float,
         raise RequestError(f"--t0/--t1: expected finite t0 < t1, got t0 = {t0}, t1 = {t1}")
     h = (t1 - t0) / steps
     y = np.array(y0, dtype=float)
-    for k in range(steps):
-        y = pirk_step(f, t0 + k * h, y, h, method)
+    with np.errstate(all="ignore"):   # an unstable step shows as a non-finite state, returned
+        for k in range(steps):
+            y = pirk_step(f, t0 + k * h, y, h, method)
+            if not np.all(np.isfinite(y)):
+                break
     return y
 
 

@@ -1,0 +1,109 @@
+"""The command line: outputs, JSON fields, exit code 2 with one message on bad input, nothing half-written."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from hybridtune.cli import main
+from hybridtune.describe.library import PROJECT_ROOT
+
+SCENARIOS = PROJECT_ROOT / "scenarios"
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_check_ok(capsys):
+    files = [SCENARIOS / "default.yaml", SCENARIOS / "ivps/Cusp.ivp.yaml",
+             SCENARIOS / "kernels/LC.kernel.yaml", PROJECT_ROOT.parent / "shared/machines/Zen2_EPYC-7452.yml"]
+    code, out, err = run(capsys, "check", *map(str, files))
+    assert code == 0 and err == ""
+    assert out.count("ok: ") == 4 and "(scenario default)" in out and "(ivp Cusp)" in out
+
+
+def test_check_reports_each_bad_file(capsys, write):
+    bad = write("x.ivp.yaml", "name: X\ncomponents: []\ninitial_values: []\n")
+    code, out, err = run(capsys, "check", str(bad), str(SCENARIOS / "ivps/Wave1D.ivp.yaml"),
+                         "/no/such.yaml")
+    assert code == 2
+    assert f"{bad}:2: key 'components'" in err and "at least 1 item" in err
+    assert "/no/such.yaml: expected an existing file" in err
+    assert "ok: " in out
+
+
+def test_variants_json(capsys):
+    code, out, _ = run(capsys, "variants", str(SCENARIOS / "default.yaml"), "--json")
+    rows = json.loads(out)
+    assert code == 0 and len(rows) == 384
+    assert {"id", "skeleton", "kernels"} <= set(rows[0])
+    by_id = {r["id"]: r for r in rows}
+    row = by_id["E_RHS_LC_predictor_jil_RHS_LC_jli_RHS_Approx_ji_Update_j"]
+    assert row["kernels"] == {"RHS_LC_predictor": "RHS_LC_predictor_jil", "RHS_LC": "RHS_LC_jli",
+                              "RHS_Approx": "RHS_Approx_ji", "Update": "Update_j"}
+    assert row["barriers_per_step"] == 7   # m + 1 with m = 6
+
+
+def test_tune_prints_the_pool(capsys):
+    code, out, _ = run(capsys, "tune")
+    assert code == 0
+    assert "skeleton A: 48 variants, 2m + 2 barriers per step" in out
+    assert out.strip().splitlines()[-1].startswith("pool: 384 variants")
+
+
+def test_solve_json_and_out(capsys, tmp_path):
+    out_file = tmp_path / "y.npy"
+    code, out, _ = run(capsys, "solve", "--method", "radauIIA7", "--ivp", "IC", "-n", "50",
+                       "--t1", "0.01", "--steps", "40", "--json", "--out", str(out_file))
+    result = json.loads(out)
+    assert code == 0 and result["n"] == 50 and result["t"] == 0.01
+    y = np.load(out_file)
+    assert y.shape == (50,) and result["norm2"] == pytest.approx(np.linalg.norm(y), rel=1e-15)
+
+
+def test_solve_with_method_and_ivp_paths(capsys):
+    code, out, _ = run(capsys, "solve", "--method",
+                       str(PROJECT_ROOT.parent / "shared/offsite-formats/methods/radauIIA5.ode"),
+                       "--ivp", str(SCENARIOS / "ivps/Heat2D.ivp.yaml"), "-n", "16", "--t1",
+                       "0.001", "--steps", "10", "--corrector-steps", "2")
+    assert code == 0 and "Heat2D with radauIIA5 (m = 2), n = 16" in out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["-n", "10"], "n = 10 is not valid: expected n a multiple of 3"),
+    (["-n", "30", "--steps", "0"], "expected a positive number of steps"),
+    (["-n", "30", "--t1", "-1"], "expected finite t0 < t1"),
+    (["-n", "30", "--ivp", "Nope"], "expected a ivp file path or a library name"),
+    (["-n", "30", "--t1", "1.0", "--steps", "2"], "beyond the explicit PIRK step's stability"),
+])
+def test_solve_bad_requests_write_nothing(capsys, tmp_path, argv, message):
+    out_file = tmp_path / "y.npy"
+    base = {"--method": "radauIIA7", "--ivp": "Cusp", "--t1": "1e-5", "--steps": "2"}
+    args = list(argv)
+    for key, value in base.items():
+        if key not in args:
+            args += [key, value]
+    code, out, err = run(capsys, "solve", *args, "--out", str(out_file))
+    assert code == 2 and message in err and err.count("\n") == 1
+    assert not out_file.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_method_command_writes_a_loadable_file(capsys, tmp_path):
+    target = tmp_path / "g.method.yaml"
+    code, _, _ = run(capsys, "method", "gauss", "2", "-o", str(target))
+    assert code == 0
+    code, out, _ = run(capsys, "check", str(target))
+    assert code == 0 and "(method gauss4)" in out
+    code, _, err = run(capsys, "method", "adams", "2")
+    assert code == 2 and "expected one of" in err
+
+
+def test_console_script_exit_code():
+    result = subprocess.run([sys.executable, "-m", "hybridtune", "check", "/nonexistent.ivp.yaml"],
+                            capture_output=True, text=True)
+    assert result.returncode == 2 and "expected an existing file" in result.stderr
