@@ -1,11 +1,19 @@
-"""Butcher tables of collocation-type methods computed from their definitions (Radau, Lobatto, Gauss)."""
+"""Butcher tables of collocation-type methods computed from their definitions (Radau, Lobatto, Gauss).
+
+Nodes are roots of shifted Legendre polynomials with exact integer coefficients; nodes, weights and
+A are computed in 50-digit arithmetic (mpmath) and rounded once, so tables are correct to the last bit.
+"""
 
 from __future__ import annotations
 
+from math import comb
+
+import mpmath
 import numpy as np
-from numpy.polynomial import legendre
 
 from hybridtune.errors import RequestError
+
+DIGITS = 50
 
 # family -> (order as a function of s, a short definition)
 FAMILIES = {
@@ -16,42 +24,40 @@ FAMILIES = {
 }
 
 
-def _shifted_legendre(k: int) -> np.ndarray:
-    """Coefficients (in the Legendre basis on [-1, 1]) of P_k."""
-    coef = np.zeros(k + 1)
-    coef[k] = 1.0
-    return coef
+def shifted_legendre(k: int) -> list[int]:
+    """Integer coefficients (constant term first) of P_k(2x - 1)."""
+    return [(-1) ** (k + i) * comb(k, i) * comb(k + i, i) for i in range(k + 1)]
 
 
-def _roots_on_unit_interval(leg_coef: np.ndarray) -> np.ndarray:
-    roots = legendre.legroots(leg_coef)
-    return np.sort((np.real(roots) + 1.0) / 2.0)
+def _roots(coefficients: list[int]) -> list:
+    """Real roots in [0, 1], ascending, of a polynomial given constant term first."""
+    while coefficients and coefficients[-1] == 0:
+        coefficients = coefficients[:-1]
+    if len(coefficients) < 2:
+        return []
+    roots = mpmath.polyroots(coefficients[::-1], maxsteps=200, extraprec=4 * DIGITS)
+    return sorted(mpmath.re(r) for r in roots)
 
 
-def nodes(family: str, s: int) -> np.ndarray:
+def _combine(p: list[int], q: list[int], sign: int) -> list[int]:
+    size = max(len(p), len(q))
+    p, q = p + [0] * (size - len(p)), q + [0] * (size - len(q))
+    return [a + sign * b for a, b in zip(p, q)]
+
+
+def nodes(family: str, s: int) -> list:
     """Collocation nodes c_1 < ... < c_s in [0, 1]."""
     if family == "gauss":
-        return _roots_on_unit_interval(_shifted_legendre(s))
-    if family == "radauIIA":   # zeros of P_s(2x-1) - P_{s-1}(2x-1): right end point included
-        return _roots_on_unit_interval(_shifted_legendre(s) - np.pad(_shifted_legendre(s - 1), (0, 1)))
-    if family == "radauIA":    # zeros of P_s(2x-1) + P_{s-1}(2x-1): left end point included
-        return _roots_on_unit_interval(_shifted_legendre(s) + np.pad(_shifted_legendre(s - 1), (0, 1)))
-    if family == "lobattoIIIC":  # 0, 1 and the zeros of P'_{s-1}(2x-1)
-        inner = _roots_on_unit_interval(legendre.legder(_shifted_legendre(s - 1))) if s > 2 \
-            else np.array([])
-        return np.concatenate(([0.0], inner, [1.0]))
+        return _roots(shifted_legendre(s))
+    if family == "radauIIA":   # P_s - P_{s-1}: right end point included
+        return _roots(_combine(shifted_legendre(s), shifted_legendre(s - 1), -1))
+    if family == "radauIA":    # P_s + P_{s-1}: left end point included
+        return _roots(_combine(shifted_legendre(s), shifted_legendre(s - 1), +1))
+    if family == "lobattoIIIC":  # 0, 1 and the zeros of P'_{s-1}
+        p = shifted_legendre(s - 1)
+        derivative = [i * p[i] for i in range(1, len(p))]
+        return [mpmath.mpf(0)] + _roots(derivative) + [mpmath.mpf(1)]
     raise RequestError(f"unknown method family '{family}' (known: {', '.join(FAMILIES)})")
-
-
-def _vandermonde(c: np.ndarray) -> np.ndarray:
-    s = len(c)
-    return np.vander(c, s, increasing=True)   # V[i, k] = c_i^k
-
-
-def weights(c: np.ndarray) -> np.ndarray:
-    """Quadrature weights b from B(s): sum_i b_i c_i^(k-1) = 1/k."""
-    s = len(c)
-    return np.linalg.solve(_vandermonde(c).T, 1.0 / np.arange(1, s + 1))
 
 
 def butcher(family: str, s: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
@@ -59,30 +65,39 @@ def butcher(family: str, s: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, in
     if family not in FAMILIES:
         raise RequestError(f"unknown method family '{family}' (known: {', '.join(FAMILIES)})")
     minimum = 2 if family == "lobattoIIIC" else 1
-    if not isinstance(s, int) or s < minimum or s > 12:
+    if isinstance(s, bool) or not isinstance(s, int) or s < minimum or s > 12:
         raise RequestError(f"{family} needs {minimum} <= stages <= 12, got {s}")
-    c = nodes(family, s)
-    b = weights(c)
-    k = np.arange(1, s + 1)
-    V = _vandermonde(c)
-    if family in ("gauss", "radauIIA"):
-        # C(s): sum_j a_ij c_j^(k-1) = c_i^k / k
-        rhs = c[:, None] ** k[None, :] / k[None, :]
-        A = np.linalg.solve(V.T, rhs.T).T
-    elif family == "radauIA":
-        # D(s): sum_i b_i c_i^(k-1) a_ij = b_j (1 - c_j^k) / k
-        rhs = b[None, :] * (1.0 - c[None, :] ** k[:, None]) / k[:, None]
-        A = np.linalg.solve(V.T * b[None, :], rhs)
-    else:
-        # a_i1 = b_1 and C(s-1) on the remaining columns
-        A = np.zeros((s, s))
-        A[:, 0] = b[0]
-        kk = np.arange(1, s)
-        M = c[1:, None] ** (kk[None, :] - 1)        # rows: j = 2..s, cols: k = 1..s-1
-        for i in range(s):
-            target = c[i] ** kk / kk - b[0] * (0.0 ** (kk - 1))
-            A[i, 1:] = np.linalg.solve(M.T, target)
-    return A, b, c, FAMILIES[family][0](s)
+    with mpmath.workdps(DIGITS):
+        c = nodes(family, s)
+        k = range(1, s + 1)
+        V = mpmath.matrix([[ci ** (kk - 1) for ci in c] for kk in k])       # V[k, i] = c_i^(k-1)
+        b = mpmath.lu_solve(V, mpmath.matrix([mpmath.mpf(1) / kk for kk in k]))   # B(s)
+        A = mpmath.matrix(s, s)
+        if family in ("gauss", "radauIIA"):       # C(s) row by row
+            for i in range(s):
+                row = mpmath.lu_solve(V, mpmath.matrix([c[i] ** kk / kk for kk in k]))
+                for j in range(s):
+                    A[i, j] = row[j]
+        elif family == "radauIA":                 # D(s) column by column
+            for j in range(s):
+                rhs = mpmath.matrix([b[j] * (1 - c[j] ** kk) / kk for kk in k])
+                weighted = mpmath.matrix([[b[i] * c[i] ** (kk - 1) for i in range(s)] for kk in k])
+                col = mpmath.lu_solve(weighted, rhs)
+                for i in range(s):
+                    A[i, j] = col[i]
+        else:                                     # a_i1 = b_1, C(s-1) on the other columns
+            kk1 = range(1, s)
+            M = mpmath.matrix([[c[j] ** (kk - 1) for j in range(1, s)] for kk in kk1])
+            for i in range(s):
+                A[i, 0] = b[0]
+                rhs = mpmath.matrix([c[i] ** kk / kk - b[0] * (1 if kk == 1 else 0) for kk in kk1])
+                rest = mpmath.lu_solve(M, rhs)
+                for j in range(1, s):
+                    A[i, j] = rest[j - 1]
+        to_float = lambda x: float(mpmath.nstr(x, 25))   # noqa: E731 - correctly rounded
+        return (np.array([[to_float(A[i, j]) for j in range(s)] for i in range(s)]),
+                np.array([to_float(x) for x in b]), np.array([to_float(x) for x in c]),
+                FAMILIES[family][0](s))
 
 
 def method_yaml(name: str, family: str, s: int) -> str:
