@@ -15,11 +15,18 @@ from hybridtune.errors import HybridtuneError
 EXIT_BAD_INPUT = 2
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with a one-line error message and exit code 2, like every other bad input."""
+
+    def error(self, message: str):
+        self.exit(EXIT_BAD_INPUT, f"error: {self.prog}: {message} (see --help)\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="hybridtune", description=(
+    parser = _Parser(prog="hybridtune", description=(
         "Measurement-plus-model hybrid autotuner for parallel iterated Runge-Kutta solvers."))
     parser.add_argument("--version", action="version", version=f"hybridtune {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     check = sub.add_parser("check", help="validate description files of any kind")
     check.add_argument("paths", nargs="+", metavar="PATH")
@@ -134,8 +141,11 @@ def _cmd_tune(args) -> int:
     print(f"  machine: {scenario.machine.name}; {scenario.machine_note}")
     for ivp in scenario.ivps:
         print(f"  ivp {ivp.name}: n = {', '.join(str(n) for n in scenario.sizes.for_ivp(ivp))}")
+    strategy = scenario.strategy
+    setting = {"preselect": f"within {strategy.deviation_percent:g}% of the best prediction",
+               "top_k": f"the best {strategy.k} predictions", "run_all": "every variant"}
     print(f"  threads: {', '.join(str(t) for t in scenario.threads)}; strategy: "
-          f"{scenario.strategy.name} ({scenario.strategy.deviation_percent:g}%)")
+          f"{strategy.name} ({setting[strategy.name]})")
     for skeleton in scenario.skeletons:
         count = sum(1 for r in rows if r["skeleton"] == skeleton.name)
         print(f"  skeleton {skeleton.name}: {count} variants, {skeleton.barrier_formula()} "
@@ -159,7 +169,9 @@ def _cmd_solve(args) -> int:
         method = method.with_corrector_steps(args.corrector_steps)
     ivp = load_named("ivp", args.ivp, Path.cwd())
     y = solve(method, ivp, args.n, args.t0, args.t1, args.steps)
-    if not np.all(np.isfinite(y)):
+    with np.errstate(all="ignore"):
+        norm2 = float(np.linalg.norm(y))
+    if not (np.all(np.isfinite(y)) and np.isfinite(norm2)):
         raise RequestError(f"the solution is not finite at t1 = {args.t1}: the step "
                            f"{(args.t1 - args.t0) / args.steps:g} is beyond the explicit PIRK "
                            f"step's stability for {ivp.name} (stable step at n = {args.n}: "
@@ -167,7 +179,7 @@ def _cmd_solve(args) -> int:
     if args.out:
         _write_atomically(args.out, lambda handle: np.save(handle, y))
     result = {"method": method.name, "ivp": ivp.name, "n": args.n, "t": args.t1,
-              "steps": args.steps, "norm2": float(np.linalg.norm(y)),
+              "steps": args.steps, "norm2": norm2,
               "max_abs": float(np.max(np.abs(y)))}
     if args.json:
         print(json.dumps(result))

@@ -103,6 +103,19 @@ def test_method_command_writes_a_loadable_file(capsys, tmp_path):
     assert code == 2 and "expected one of" in err
 
 
+def test_overflowing_norm_is_refused(capsys):
+    code, out, err = run(capsys, "solve", "--method", "radauIIA7", "--ivp", "Heat2D", "-n", "10000",
+                         "--t1", "0.01", "--steps", "100", "--json")
+    assert code == 2 and out == "" and "stability" in err
+
+
+def test_usage_errors_are_one_line(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["solve", "--method", "radauIIA7"])
+    assert info.value.code == 2
+    assert capsys.readouterr().err.count("\n") == 1
+
+
 def test_console_script_exit_code():
     result = subprocess.run([sys.executable, "-m", "hybridtune", "check", "/nonexistent.ivp.yaml"],
                             capture_output=True, text=True)

@@ -165,6 +165,10 @@ def _check_tree(node: Node, tree, allowed: set[str], int_names: set[str], *, inp
             if names_in(part.index) - int_names:
                 raise node.error(f"{what} whose %in indices use only j, n and integer quantities "
                                  f"(not {', '.join(sorted(names_in(part.index) - int_names))})")
+        if isinstance(part, Binary) and part.op == "%" and not (
+                static_is_int(part.left, int_names) and static_is_int(part.right, int_names)):
+            raise node.error(f"{what} applying '%' to integer operands only (fmod is not "
+                             "offered; C's % needs integers)")
         if not isinstance(part, (Num, Name, Binary, Unary, Call, Cond, Input)):
             raise node.error(f"{what} without array references or %RHS")
 

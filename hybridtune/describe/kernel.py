@@ -148,7 +148,8 @@ def parse_kernel(source: Source) -> KernelTemplate:
         rhs_input = rfields["input"].parsed(parse_expression)
         rhs_time = rfields["time"].parsed(parse_expression)
         ref = rhs_input
-        if not (isinstance(ref, Name) and ref.id in decls and len(decls[ref.id].dims) == 1) and \
+        if not (isinstance(ref, Name) and ref.id in decls and decls[ref.id].dims == (Name("n"),)) \
+                and \
                 not (isinstance(ref, Index) and ref.array in decls
                      and len(ref.indices) == len(decls[ref.array].dims) - 1
                      and decls[ref.array].dims[-1] == Name("n")):

@@ -60,4 +60,4 @@ def host_machine_file() -> tuple[Path, str]:
         return probed, f"host: probed machine file {probed}"
     fallback = machines_dir() / HOST_FALLBACK
     return fallback, (f"host: not probed yet, using the shipped kerncraft file {HOST_FALLBACK} "
-                      "(an AVX-512 server core) until `hybridtune machine probe` writes host.yml")
+                      "(an AVX-512 server core) until a machine probe writes data/machines/host.yml")

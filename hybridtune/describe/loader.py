@@ -59,6 +59,9 @@ def load_named(kind: str, ref: str, base: Path, where: Node | None = None):
         return load(library.host_machine_file()[0], kind)
     if library.looks_like_path(ref):
         path = Path(ref) if Path(ref).is_absolute() else base / ref
+        shipped = library.folder(kind) / ref
+        if not path.is_file() and "/" not in ref and shipped.is_file():
+            path = shipped
         if not path.is_file():
             raise (where.error(f"an existing {kind} file (looked for {path})") if where
                    else DescriptionError(str(path), None, None, f"an existing {kind} file"))

@@ -75,6 +75,9 @@ def parse_machine(source: Source) -> Machine:
             raise root.error(f"the key '{key}' of kerncraft's machine-file format (missing)",
                              key_suffix=key)
     fields = {key: root.child(key) for key in root.value if isinstance(key, str)}
+    if "schema_version" in fields and (fields["schema_version"].value != 1
+                                       or isinstance(fields["schema_version"].value, bool)):
+        raise fields["schema_version"].error("schema_version 1")
     sockets = fields["sockets"].integer(minimum=1)
     per_socket = fields["cores per socket"].integer(minimum=1)
     per_numa = fields["cores per NUMA domain"].integer(minimum=1) \

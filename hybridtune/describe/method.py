@@ -12,6 +12,7 @@ from hybridtune.describe.expr import Binary, Call, Name, Num, Unary, parse_expre
 from hybridtune.describe.source import Node, Source
 
 ROW_SUM_TOLERANCE = 1e-10
+ORDER_TOLERANCE = 1e-10
 
 
 @dataclass(frozen=True)
@@ -87,5 +88,11 @@ def parse_method(source: Source) -> Method:
             raise fields["c"].child(i).error(
                 f"c[{i}] equal to the row sum of A[{i}] = {total!r} (within {ROW_SUM_TOLERANCE:g})",
                 value=c[i])
+    for k in range(1, order + 1):   # order p implies the quadrature conditions B(p)
+        residual = sum(bi * ci ** (k - 1) for bi, ci in zip(b, c)) - 1.0 / k
+        if abs(residual) > ORDER_TOLERANCE:
+            raise fields["order"].error(
+                f"an order that b and c support: order {order} needs sum_i b_i c_i^(k-1) = 1/k "
+                f"for k = 1..{order}, which fails at k = {k} (residual {residual:.3g})")
     name = fields["name"].string() if "name" in fields else Path(source.path).name.split(".")[0]
     return Method(name, stages, order, m, A, b, c, source.path)

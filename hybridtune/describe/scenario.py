@@ -149,14 +149,18 @@ def parse_scenario(source: Source) -> Scenario:
                       _names(fields["skeletons"]))
     if "kernels" in fields:
         kernel_refs = _names(fields["kernels"])
-    else:
-        wanted = dict.fromkeys(name for sk in skeletons for name in sk.templates)
-        kernel_refs = [(name, fields["skeletons"]) for name in wanted]
+    else:   # the templates the skeletons name, beside the scenario or from the library
+        shipped = {k.lower() for k in library.library_files("kernel")}
+        kernel_refs = []
+        for name in dict.fromkeys(name for sk in skeletons for name in sk.templates):
+            beside = base / f"{name}.kernel.yaml"
+            if beside.is_file():
+                kernel_refs.append((beside.name, fields["skeletons"]))
+            elif name.lower() in shipped:
+                kernel_refs.append((name, fields["skeletons"]))
+            # otherwise reported below as the skeleton's unknown template, at its line
     templates = {}
     for ref, where in kernel_refs:
-        if "kernels" not in fields and ref.lower() not in (
-                k.lower() for k in library.library_files("kernel")):
-            continue  # reported below as the skeleton's unknown template, at its line
         template = load_named("kernel", ref, base, where)
         templates[template.name] = template
     for skeleton in skeletons:

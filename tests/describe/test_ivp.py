@@ -69,6 +69,7 @@ def test_invalid_n_is_refused(write, n, problem):
     (("sin(t)", "sin(t) } {"), "components[1].code", 14, "brace"),
     (("%in[j - 1]", "%in[j - 1.0]"), "components[1].code", 14, "integer expressions"),
     (("%in[j - 1]", "%in[j - D]"), "components[1].code", 14, "integer expressions"),
+    (("sin(t)", "%in[j] % 2"), "components[1].code", 14, "'%' to integer operands"),
     (("\"j % 2 == 0 ? 1.0 : 0.5\"", "\"%in[j]\""), "initial_values[0].code", 21, "without %in"),
     (("  N: \"n / 2\"", "  N: \"n / 2.0\""), "quantities.N", 4, "integer type"),
     (("  N: \"n / 2\"", "  N: \"M / 2\""), "quantities.N", 4, "undefined name 'M'"),

@@ -64,3 +64,8 @@ def test_not_yaml(write):
     with pytest.raises(DescriptionError, match="valid YAML") as info:
         load(path)
     assert info.value.file == str(path)
+
+
+def test_order_is_checked_against_b_and_c(write):
+    path = write("o.method.yaml", GOOD.replace("order: 3", "order: 5"))
+    expect_error(path, key="order", line=2, expected="fails at k = 5")

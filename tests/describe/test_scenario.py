@@ -56,6 +56,20 @@ def test_malformed_scenario(write, change, key, line, expected):
     expect_error(path, key=key, line=line, expected=expected)
 
 
+def test_templates_beside_the_scenario(write, tmp_path):
+    text = (PROJECT_ROOT / "scenarios/kernels/Update.kernel.yaml").read_text()
+    (tmp_path / "MyUpdate.kernel.yaml").write_text(text.replace("Update_j", "MyUpdate_j"))
+    (tmp_path / "x.skeleton.yaml").write_text(
+        "code: |\n  %KERNEL RHS_predictor\n  %KERNEL Approx\n  %KERNEL MyUpdate\n")
+    scenario = load(write("s.scenario.yaml", SCENARIO.replace("[A, C]", "[x.skeleton.yaml]")))
+    assert [t.name for t in scenario.templates] == ["RHS_predictor", "Approx", "MyUpdate"]
+
+
+def test_machine_file_name_from_the_library(write):
+    text = SCENARIO.replace("machine: host", "machine: SkylakeSP_Gold-6148.yml")
+    assert load(write("s.scenario.yaml", text)).machine.cores == 40
+
+
 def test_skeleton_naming_an_unknown_template(write, tmp_path):
     skeleton = tmp_path / "x.skeleton.yaml"
     skeleton.write_text("code: |\n  %COM omp_barrier\n  %KERNEL RHS_predictor\n  %KERNEL Magic\n")
