@@ -339,21 +339,23 @@ def names(node) -> set[str]:
 
 def substitute(node, mapping: dict):
     """A copy of the tree with names replaced by trees (mapping name -> node)."""
-    if isinstance(node, Name):
-        return mapping.get(node.id, node)
+    return rewrite(node, lambda n: mapping.get(n.id, n) if isinstance(n, Name) else n)
+
+
+def rewrite(node, fn):
+    """Rebuild a tree bottom-up, applying fn to every rebuilt node (fn returns a node)."""
     if isinstance(node, Index):
-        return Index(node.array, tuple(substitute(i, mapping) for i in node.indices))
-    if isinstance(node, Input):
-        return Input(substitute(node.index, mapping))
-    if isinstance(node, Call):
-        return Call(node.func, tuple(substitute(a, mapping) for a in node.args))
-    if isinstance(node, Unary):
-        return Unary(node.op, substitute(node.operand, mapping))
-    if isinstance(node, Binary):
-        return Binary(node.op, substitute(node.left, mapping), substitute(node.right, mapping))
-    if isinstance(node, Cond):
-        return Cond(substitute(node.test, mapping), substitute(node.then, mapping),
-                    substitute(node.other, mapping))
-    if isinstance(node, Assign):
-        return Assign(substitute(node.target, mapping), node.op, substitute(node.value, mapping))
-    return node
+        node = Index(node.array, tuple(rewrite(i, fn) for i in node.indices))
+    elif isinstance(node, Input):
+        node = Input(rewrite(node.index, fn))
+    elif isinstance(node, Call):
+        node = Call(node.func, tuple(rewrite(a, fn) for a in node.args))
+    elif isinstance(node, Unary):
+        node = Unary(node.op, rewrite(node.operand, fn))
+    elif isinstance(node, Binary):
+        node = Binary(node.op, rewrite(node.left, fn), rewrite(node.right, fn))
+    elif isinstance(node, Cond):
+        node = Cond(rewrite(node.test, fn), rewrite(node.then, fn), rewrite(node.other, fn))
+    elif isinstance(node, Assign):
+        node = Assign(rewrite(node.target, fn), node.op, rewrite(node.value, fn))
+    return fn(node)

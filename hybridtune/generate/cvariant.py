@@ -1,0 +1,170 @@
+"""C for a whole variant: its kernels, a timestep with one OpenMP parallel region, state and initial values."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hybridtune import __version__
+from hybridtune.describe.expr import substitute
+from hybridtune.describe.ivp import IVP
+from hybridtune.describe.looplang import Loop
+from hybridtune.describe.method import Method
+from hybridtune.describe.printing import to_c
+from hybridtune.describe.skeleton import Skeleton, kernel_call
+from hybridtune.generate.ckernel import (COEFFICIENTS, GenerationError, block_loops,
+                                         ivp_declarations, ivp_names, kernel_function)
+from hybridtune.describe.evaluate import Evaluator
+from hybridtune.generate.pool import Variant
+
+
+@dataclass(frozen=True)
+class GeneratedVariant:
+    variant_id: str
+    code: str
+    buffers: tuple    # (name, rows): rows = s for [s][n] buffers, 1 for [n]
+
+
+def _literal_table(name: str, values) -> str:
+    if isinstance(values[0], (tuple, list)):
+        rows = ", ".join("{" + ", ".join(repr(float(x)) for x in row) + "}" for row in values)
+        return f"static const double ht_{name}[{len(values)}][{len(values[0])}] = {{{rows}}};"
+    return f"static const double ht_{name}[{len(values)}] = {{{', '.join(repr(float(x)) for x in values)}}};"
+
+
+def generate_variant(variant: Variant, skeleton: Skeleton, templates: dict, method: Method,
+                     ivp: IVP, fixed_n: int | None = None) -> GeneratedVariant:
+    """The C source of one variant, specialised on method and IVP (and n when fixed_n is given)."""
+    s, m = method.stages, method.corrector_steps
+    choice = variant.kernel_map
+    functions = {}
+    for name in skeleton.templates:
+        functions[name] = kernel_function(templates[name], choice[name], method, ivp,
+                                          f"k_{choice[name]}")
+
+    buffers: dict[str, int] = {}
+    calls = []
+    for directive in _directives(skeleton.program):
+        if directive.name != "KERNEL":
+            continue
+        call = kernel_call(directive)
+        template = templates[call.template]
+        bound = dict(call.bindings)
+        used = []
+        for array in functions[call.template].params:
+            decl = template.decl(array)
+            rows = s if len(decl.dims) == 2 else 1
+            buffer = bound.get(array, array)
+            if buffers.setdefault(buffer, rows) != rows:
+                raise GenerationError(f"buffer {buffer} has two shapes in skeleton {skeleton.name}")
+            used.append(buffer)
+        if len(set(used)) != len(used):
+            raise GenerationError(f"skeleton {skeleton.name}: %KERNEL {call.template} binds two "
+                                  "arrays to one buffer (restrict would be violated)")
+        calls.append(call)
+    if "y" not in buffers or buffers["y"] != 1:
+        raise GenerationError(f"skeleton {skeleton.name}: no kernel uses the state vector y[n]")
+
+    n_source = f"#define HT_FIXED_N {fixed_n}L\n" if fixed_n else ""
+    lines = [
+        f"/* hybridtune {__version__} generated variant {variant.id}",
+        f" * method {method.name} (s = {s}, m = {m}), IVP {ivp.name}"
+        f"{f', n = {fixed_n}' if fixed_n else ', n at run time'}",
+        f" * skeleton {skeleton.name}: {', '.join(f'{k}={v}' for k, v in variant.kernels)}",
+        " * Pragmas: ivdep -> GCC ivdep, unroll N -> GCC unroll N; nounroll_and_jam has no gcc",
+        " * meaning and is dropped. */",
+        "#include <math.h>", "#include <omp.h>", '#include "ht_runtime.h"', n_source,
+        _literal_table("A", method.A), _literal_table("b", method.b), _literal_table("c", method.c),
+        "",
+        "struct ht_ctx {", "    long n;"] + [f"    double *{b};" for b in buffers] + ["};", ""]
+    for function in functions.values():
+        lines += [function.code, ""]
+
+    lines += _step(skeleton, functions, calls, buffers, m, s, fixed_n)
+    lines += _lifecycle(variant, ivp, buffers, s, fixed_n)
+    return GeneratedVariant(variant.id, "\n".join(lines) + "\n", tuple(buffers.items()))
+
+
+def _directives(items):
+    for item in items:
+        if isinstance(item, Loop):
+            yield from _directives(item.body)
+        else:
+            yield item
+
+
+def _step(skeleton, functions, calls, buffers, m, s, fixed_n) -> list[str]:
+    out = ["void ht_step(ht_ctx *ctx, double t, double h)", "{",
+           "    const long n = " + ("HT_FIXED_N;" if fixed_n else "ctx->n;"),
+           "    #pragma omp parallel default(shared)", "    {",
+           "        long lo, hi;",
+           "        ht_block(n, omp_get_thread_num(), omp_get_num_threads(), &lo, &hi);"]
+    out += [f"        double *{b} = ctx->{b};" for b in buffers]
+    call_iter = iter(calls)
+    out += _skeleton_items(skeleton.program, functions, call_iter, {"m": m, "s": s}, "        ")
+    out += [f"        (void){b};" for b in buffers]
+    out += ["    }", "}", ""]
+    return out
+
+
+def _skeleton_items(items, functions, calls, values, indent) -> list[str]:
+    out = []
+    for item in items:
+        if isinstance(item, Loop):
+            lower = int(Evaluator(values)(item.lower))
+            upper = int(Evaluator(values)(item.upper))
+            body = _skeleton_items(item.body, functions, calls, values, indent + "    ")
+            if upper > lower:
+                out.append(f"{indent}for (int {item.var} = {lower}; {item.var} < {upper}; "
+                           f"++{item.var}) {{")
+                out += body
+                out.append(indent + "}")
+            continue
+        if item.name == "KERNEL":
+            call = next(calls)
+            bound = dict(call.bindings)
+            function = functions[call.template]
+            args = ["n", "lo", "hi", "t", "h"] + [bound.get(a, a) for a in function.params]
+            out.append(f"{indent}{function.name}({', '.join(args)});")
+        elif item.name == "COM":
+            if item.args[0] != "omp_barrier":
+                raise GenerationError(f"%COM {item.args[0]}: OpenMP variants have only "
+                                      "omp_barrier (MPI variants come with the MPI generator)")
+            out.append(f"{indent}#pragma omp barrier")
+        elif item.name == "SWAP":
+            a, b = item.args
+            out.append(f"{indent}{{ double *ht_tmp = {a}; {a} = {b}; {b} = ht_tmp; }}")
+    return out
+
+
+def _lifecycle(variant, ivp: IVP, buffers: dict, s: int, fixed_n) -> list[str]:
+    rename = ivp_names(ivp)
+    out = ["ht_ctx *ht_create(long n)", "{"]
+    if fixed_n:
+        out.append("    if (n != HT_FIXED_N) return NULL;")
+    out += ["    ht_ctx *ctx = calloc(1, sizeof *ctx);", "    if (!ctx) return NULL;",
+            "    ctx->n = n;"]
+    for buffer, rows in buffers.items():
+        out.append(f"    ctx->{buffer} = ht_alloc({rows}L * n);")
+        out.append(f"    if (!ctx->{buffer}) {{ ht_destroy(ctx); return NULL; }}")
+    out += ["    #pragma omp parallel", "    {", "        long lo, hi;",
+            "        ht_block(n, omp_get_thread_num(), omp_get_num_threads(), &lo, &hi);"]
+    for buffer, rows in buffers.items():   # first touch with the partition of the time step
+        out.append(f"        for (long r = 0; r < {rows}; ++r)")
+        out.append(f"            for (long j = lo; j < hi; ++j) ctx->{buffer}[r * n + j] = 0.0;")
+    out += ["    }", "    return ctx;", "}", "",
+            "void ht_destroy(ht_ctx *ctx)", "{", "    if (!ctx) return;"]
+    out += [f"    free(ctx->{b});" for b in buffers]
+    out += ["    free(ctx);", "}", "", "double *ht_state(ht_ctx *ctx) { return ctx->y; }", "",
+            f'const char *ht_variant_id(void) {{ return "{variant.id}"; }}', "",
+            "void ht_initial_values(ht_ctx *ctx)", "{", "    const long n = ctx->n;",
+            "    double *restrict y = ctx->y;", "    #pragma omp parallel", "    {"]
+    body = ivp_declarations(ivp) + [
+        "long lo, hi;", "ht_block(n, omp_get_thread_num(), omp_get_num_threads(), &lo, &hi);"]
+    body += block_loops(ivp, ivp.initial_values,
+                        lambda block: [f"y[j] = {to_c(substitute(block.code, rename))};"], "")
+    out += ["        " + line for line in body]
+    out += ["    }", "}"]
+    return out
+
+
+__all__ = ["GeneratedVariant", "generate_variant", "COEFFICIENTS"]

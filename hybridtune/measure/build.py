@@ -1,0 +1,101 @@
+"""The compiler adapter: gcc builds shared objects and programs, cached by source, compiler and target."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from hybridtune.describe.library import PROJECT_ROOT
+from hybridtune.errors import HybridtuneError
+
+NATIVE = PROJECT_ROOT / "native"
+FLAGS = ("-O3", "-march=native", "-fopenmp", "-std=c11", "-D_POSIX_C_SOURCE=200809L")
+COMPILE_TIMEOUT_S = 300
+
+
+class CompilerMissing(HybridtuneError):
+    """No C compiler: the measure stage cannot run."""
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    """A built artefact, or the compiler's message; failures are data, not exceptions."""
+    ok: bool
+    path: Path | None
+    source: Path
+    message: str = ""
+    cached: bool = False
+
+
+def compiler() -> str:
+    cc = os.environ.get("CC", "gcc")
+    if shutil.which(cc) is None:
+        raise CompilerMissing(f"C compiler '{cc}' not found on PATH: install gcc (Debian: apt-get "
+                              "install gcc) or set CC")
+    return cc
+
+
+@lru_cache(maxsize=None)
+def toolchain_identity(cc: str) -> str:
+    """Compiler version plus what -march=native resolves to here: part of every cache key."""
+    version = subprocess.run([cc, "--version"], capture_output=True, text=True).stdout
+    target = subprocess.run([cc, "-march=native", "-Q", "--help=target"], capture_output=True,
+                            text=True).stdout
+    resolved = "\n".join(line.strip() for line in target.splitlines()
+                         if line.strip().startswith("-m") and "[enabled]" in line
+                         or line.strip().startswith(("-march=", "-mtune=")))
+    return version.splitlines()[0] + "\n" + resolved
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("HYBRIDTUNE_CACHE", PROJECT_ROOT / "data" / "cache")) / "build"
+
+
+def _key(parts: list[bytes]) -> str:
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(hashlib.sha256(part).digest())
+    return digest.hexdigest()[:24]
+
+
+def build(name: str, sources: dict[str, str], shared: bool, extra_flags: tuple = ()) -> BuildResult:
+    """Compile sources (file name -> text; native/ headers are on the include path) once per key."""
+    cc = compiler()
+    flags = FLAGS + (("-fPIC", "-shared") if shared else ()) + tuple(extra_flags)
+    headers = sorted(NATIVE.glob("*.h"))
+    key = _key([name.encode(), toolchain_identity(cc).encode(), " ".join(flags).encode()]
+               + [f"{k}\0{v}".encode() for k, v in sorted(sources.items())]
+               + [h.read_bytes() for h in headers])
+    folder = cache_dir() / key
+    target = folder / (name + (".so" if shared else ""))
+    main_source = folder / sorted(sources)[0]
+    if target.is_file():
+        return BuildResult(True, target, main_source, cached=True)
+    folder.mkdir(parents=True, exist_ok=True)
+    for file_name, text in sources.items():
+        (folder / file_name).write_text(text)
+    fd, tmp_name = tempfile.mkstemp(dir=folder, prefix=".build.")
+    os.close(fd)
+    tmp = Path(tmp_name)
+    command = [cc, *flags, "-I", str(NATIVE), *[str(folder / f) for f in sorted(sources)],
+               "-o", str(tmp), "-lm"]
+    try:
+        result = subprocess.run(command, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        tmp.unlink(missing_ok=True)
+        return BuildResult(False, None, main_source, f"compiler timed out after {COMPILE_TIMEOUT_S} s")
+    if result.returncode != 0:
+        tmp.unlink(missing_ok=True)
+        return BuildResult(False, None, main_source, result.stderr.strip()[-4000:])
+    os.replace(tmp, target)   # atomic: a killed build leaves no half-written artefact
+    return BuildResult(True, target, main_source)
+
+
+def native_source(name: str) -> str:
+    return (NATIVE / name).read_text()

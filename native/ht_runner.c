@@ -1,0 +1,75 @@
+/* Runs one variant library in its own process, driven line by line over stdin:
+ *   check T0 H STEPS      -> writes the state after STEPS steps from the initial values (binary, n doubles)
+ *   warmup T0 H STEPS     -> runs STEPS steps, untimed
+ *   rep T0 H STEPS        -> resets the state to the initial values, times STEPS steps, prints seconds/step
+ *   finite                -> prints 1 if every state component is finite (no inf, NaN), else 0
+ *   quit
+ * Usage: ht_runner LIBRARY N. Replies go to stdout, one line per command, flushed. */
+#include <dlfcn.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ht_runtime.h"
+
+typedef ht_ctx *(*create_fn)(long);
+typedef double *(*state_fn)(ht_ctx *);
+typedef void (*init_fn)(ht_ctx *);
+typedef void (*step_fn)(ht_ctx *, double, double);
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+static void *symbol(void *lib, const char *name) {
+    void *p = dlsym(lib, name);
+    if (!p) { fprintf(stderr, "ht_runner: symbol %s missing: %s\n", name, dlerror()); exit(3); }
+    return p;
+}
+
+int main(int argc, char **argv) {
+    if (argc != 3) { fprintf(stderr, "usage: ht_runner LIBRARY N\n"); return 2; }
+    long n = atol(argv[2]);
+    void *lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+    if (!lib) { fprintf(stderr, "ht_runner: %s\n", dlerror()); return 3; }
+    create_fn create = (create_fn)symbol(lib, "ht_create");
+    state_fn state = (state_fn)symbol(lib, "ht_state");
+    init_fn initial = (init_fn)symbol(lib, "ht_initial_values");
+    step_fn step = (step_fn)symbol(lib, "ht_step");
+    ht_ctx *ctx = create(n);
+    if (!ctx) { fprintf(stderr, "ht_runner: allocation failed for n = %ld\n", n); return 4; }
+    double *y = state(ctx);
+    char line[256], cmd[32];
+    while (fgets(line, sizeof line, stdin)) {
+        double t0 = 0.0, h = 0.0;
+        long steps = 0;
+        if (sscanf(line, "%31s %lf %lf %ld", cmd, &t0, &h, &steps) < 1) continue;
+        if (!strcmp(cmd, "quit")) break;
+        if (!strcmp(cmd, "finite")) {
+            int ok = 1;
+            for (long j = 0; j < n; ++j) if (!isfinite(y[j])) { ok = 0; break; }
+            printf("%d\n", ok);
+        } else if (!strcmp(cmd, "check") || !strcmp(cmd, "warmup") || !strcmp(cmd, "rep")) {
+            if (strcmp(cmd, "warmup")) initial(ctx);
+            double start = now();
+            for (long k = 0; k < steps; ++k) step(ctx, t0 + k * h, h);
+            double elapsed = now() - start;
+            if (!strcmp(cmd, "check")) {
+                size_t written = fwrite(y, sizeof(double), (size_t)n, stdout);
+                if (written != (size_t)n) return 5;
+            } else {
+                printf("%.9e\n", steps > 0 ? elapsed / steps : 0.0);
+            }
+        } else {
+            fprintf(stderr, "ht_runner: unknown command %s\n", cmd);
+            return 2;
+        }
+        fflush(stdout);
+    }
+    return 0;
+}
