@@ -1,0 +1,207 @@
+"""Measures one generated variant in a child process: build, check against the reference, time."""
+
+from __future__ import annotations
+
+import math
+import os
+import select
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from hybridtune.generate.cvariant import GeneratedVariant
+from hybridtune.measure.build import BuildResult, build, native_source
+from hybridtune.measure.statistics import median_ci, relative_half_width
+
+STATUSES = ("ok", "compile_error", "crash", "timeout", "wrong_result")
+
+
+@dataclass(frozen=True)
+class MeasureOptions:
+    ci_target: float = 0.02       # stop when the 95% CI of the median is within +-2%
+    budget_s: float = 5.0         # or when this much timing was spent
+    min_repetitions: int = 6
+    max_repetitions: int = 200
+    repetition_s: float = 0.02    # steps per repetition chosen so one takes about this long
+    warmup_steps: int = 2
+    check_steps: int = 3
+    tolerance: float = 1e-10      # max |y - y_ref| / max |y_ref| after check_steps steps
+    timeout_s: float = 60.0       # for any single command of the child
+
+
+@dataclass(frozen=True)
+class MeasureTask:
+    """Everything needed to measure a variant; who scheduled it is not its concern."""
+    generated: GeneratedVariant
+    method: str
+    ivp: str
+    n: int
+    threads: int
+    h: float
+    reference: np.ndarray = field(repr=False, compare=False, default=None)  # after check_steps
+
+
+@dataclass(frozen=True)
+class Measurement:
+    id: str
+    method: str
+    ivp: str
+    n: int
+    threads: int
+    status: str
+    median_s: float | None = None     # time per step
+    ci_low_s: float | None = None
+    ci_high_s: float | None = None
+    ci_rel: float | None = None
+    repetitions: int = 0
+    steps_per_repetition: int = 0
+    check_error: float | None = None
+    message: str = ""
+    node: str = ""
+    source: str = ""
+
+    def as_json(self) -> dict:
+        return {k: (None if isinstance(v, float) and not math.isfinite(v) else v)
+                for k, v in self.__dict__.items()}
+
+
+def runner_program() -> BuildResult:
+    return build("ht_runner", {"ht_runner.c": native_source("ht_runner.c")}, shared=False)
+
+
+def node_name() -> str:
+    return os.environ.get("SLURMD_NODENAME") or socket.gethostname()
+
+
+class _ChildFailed(Exception):
+    def __init__(self, status: str, message: str):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+class _Child:
+    """The runner process and its line protocol, every read bounded by a timeout."""
+
+    def __init__(self, runner: str, library: str, n: int, threads: int, timeout_s: float):
+        env = {**os.environ, "OMP_NUM_THREADS": str(threads), "OMP_PLACES": "cores",
+               "OMP_PROC_BIND": "close"}
+        self.timeout_s = timeout_s
+        self.process = subprocess.Popen([runner, library, str(n)], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                                        start_new_session=True)
+
+    def send(self, line: str) -> None:
+        try:
+            self.process.stdin.write((line + "\n").encode())
+            self.process.stdin.flush()
+        except BrokenPipeError:
+            raise self._died() from None
+
+    def read(self, count: int | None = None) -> bytes:
+        """count bytes, or one line when count is None."""
+        deadline = time.monotonic() + self.timeout_s
+        data = b""
+        fd = self.process.stdout.fileno()
+        while count is None and not data.endswith(b"\n") or count is not None and len(data) < count:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.kill()
+                raise _ChildFailed("timeout", f"no answer within {self.timeout_s:g} s")
+            ready, _, _ = select.select([fd], [], [], left)
+            if not ready:
+                continue
+            chunk = os.read(fd, 1 << 20 if count is None else min(1 << 20, count - len(data)))
+            if not chunk:
+                raise self._died()
+            data += chunk
+        return data
+
+    def _died(self) -> _ChildFailed:
+        code = self.process.wait(timeout=self.timeout_s)
+        err = self.process.stderr.read().decode(errors="replace").strip()[-2000:]
+        if code < 0:
+            return _ChildFailed("crash", f"killed by signal {signal.Signals(-code).name}"
+                                + (f": {err}" if err else ""))
+        return _ChildFailed("crash", f"exited with status {code}" + (f": {err}" if err else ""))
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait()
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            try:
+                self.send("quit")
+                self.process.wait(timeout=5)
+            except (_ChildFailed, subprocess.TimeoutExpired):
+                pass
+        self.kill()
+        for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
+            stream.close()
+
+
+def measure(task: MeasureTask, options: MeasureOptions = MeasureOptions()) -> Measurement:
+    """Build, verify and time one variant; every failure becomes a status, never an exception."""
+    base = dict(id=task.generated.variant_id, method=task.method, ivp=task.ivp, n=task.n,
+                threads=task.threads, node=node_name())
+    runner = runner_program()
+    if not runner.ok:
+        return Measurement(**base, status="compile_error", message=f"{runner.source}: "
+                           f"{runner.message}")
+    library = build("variant", {"variant.c": task.generated.code}, shared=True)
+    base["source"] = str(library.source)
+    if not library.ok:
+        return Measurement(**base, status="compile_error",
+                           message=f"{library.source}: {library.message}")
+    child = _Child(str(runner.path), str(library.path), task.n, task.threads, options.timeout_s)
+    try:
+        child.send(f"check 0.0 {task.h!r} {options.check_steps}")
+        state = np.frombuffer(child.read(8 * task.n), dtype=np.float64)
+        scale = float(np.max(np.abs(task.reference)))
+        error = float(np.max(np.abs(state - task.reference))) / scale if scale > 0 else \
+            float(np.max(np.abs(state)))
+        if not (math.isfinite(error) and error <= options.tolerance):
+            return Measurement(**base, status="wrong_result", check_error=error if math.isfinite(
+                error) else None, message=f"after {options.check_steps} steps the state differs "
+                f"from the reference by {error:.3g} (relative max norm; tolerance "
+                f"{options.tolerance:g})")
+        samples, steps = _time(child, task, options)
+        child.send("finite")
+        if child.read().strip() != b"1":
+            return Measurement(**base, status="wrong_result", check_error=error,
+                               message="the state is not finite after timing")
+    except _ChildFailed as failure:
+        return Measurement(**base, status=failure.status, message=failure.message)
+    finally:
+        child.close()
+    median, low, high = median_ci(samples)
+    return Measurement(**base, status="ok", median_s=median, ci_low_s=low, ci_high_s=high,
+                       ci_rel=relative_half_width(median, low, high), repetitions=len(samples),
+                       steps_per_repetition=steps, check_error=error)
+
+
+def _time(child: _Child, task: MeasureTask, options: MeasureOptions) -> tuple[list[float], int]:
+    h = repr(task.h)
+    child.send(f"warmup 0.0 {h} {options.warmup_steps}")
+    child.read()
+    child.send(f"rep 0.0 {h} 1")
+    one = max(float(child.read()), 1e-9)
+    steps = max(1, int(math.ceil(options.repetition_s / one)))
+    samples: list[float] = []
+    started = time.monotonic()
+    while len(samples) < options.max_repetitions:
+        child.send(f"rep 0.0 {h} {steps}")
+        samples.append(float(child.read()))
+        if len(samples) >= options.min_repetitions:
+            median, low, high = median_ci(samples)
+            if relative_half_width(median, low, high) <= options.ci_target:
+                break
+            if time.monotonic() - started > options.budget_s:
+                break
+    return samples, steps
