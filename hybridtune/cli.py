@@ -46,6 +46,19 @@ def _parser() -> argparse.ArgumentParser:
     solve.add_argument("--out", help="write the final state vector as .npy")
     solve.add_argument("--json", action="store_true")
 
+    measure = sub.add_parser("measure", help="generate, build, verify and time variants")
+    measure.add_argument("scenario")
+    measure.add_argument("--variant", action="append", metavar="ID", help="variant id (repeatable; "
+                         "default: the whole pool)")
+    measure.add_argument("-n", type=int, help="one size instead of the scenario's")
+    measure.add_argument("--threads", type=int, action="append", metavar="T",
+                         help="thread count (repeatable; default: the scenario's)")
+    measure.add_argument("--ci", type=float, default=0.02,
+                         help="stop when the 95%% CI of the median is within this fraction")
+    measure.add_argument("--budget", type=float, default=5.0, help="timing seconds per variant")
+    measure.add_argument("--strict", action="store_true", help="refuse more threads than cores")
+    measure.add_argument("--json", action="store_true")
+
     tune = sub.add_parser("tune", help="the main job on a scenario (now: validate, show the pool)")
     tune.add_argument("scenario", nargs="?", default=None,
                       help="scenario file (default: scenarios/default.yaml)")
@@ -156,6 +169,41 @@ def _cmd_tune(args) -> int:
     return 0
 
 
+def _cmd_measure(args) -> int:
+    from hybridtune.measure.runner import MeasureOptions
+    from hybridtune.pipeline import (configurations, measure_configuration, select_variants,
+                                     thread_problems)
+    from hybridtune.errors import RequestError
+    if not 0 < args.ci < 1 or not args.budget > 0:
+        raise RequestError("--ci: expected a fraction in (0, 1); --budget: expected seconds > 0")
+    if args.threads and min(args.threads) < 1:
+        raise RequestError(f"--threads: expected counts >= 1, got {min(args.threads)}")
+    scenario = _load_scenario(args.scenario)
+    configs = list(configurations(scenario, args.n, args.threads))
+    problems = thread_problems(sorted({c.threads for c in configs}))
+    if problems and args.strict:
+        raise RequestError("; ".join(problems) + " (--strict)")
+    for problem in problems:
+        print(f"warning: {problem}; timings will be oversubscribed", file=sys.stderr)
+    chosen = {m.name: select_variants(scenario, m, args.variant) for m in scenario.methods}
+    options = MeasureOptions(ci_target=args.ci, budget_s=args.budget)
+
+    def show(result):
+        if not args.json:
+            time = f"{result.median_s:.4e} s/step +-{100 * result.ci_rel:.1f}%" \
+                if result.status == "ok" else result.message.splitlines()[0][:100]
+            print(f"{result.id} {result.ivp} n={result.n} t={result.threads}: {result.status} "
+                  f"{time} ({result.repetitions} reps)", flush=True)
+
+    results = []
+    for config in configs:
+        results += measure_configuration(scenario, config, chosen[config.method.name], options,
+                                         on_result=show)
+    if args.json:
+        print(json.dumps([r.as_json() for r in results], indent=1))
+    return 0
+
+
 def _cmd_solve(args) -> int:
     import numpy as np
 
@@ -205,6 +253,7 @@ def _cmd_method(args) -> int:
 
 
 COMMANDS = {"check": _cmd_check, "variants": _cmd_variants, "solve": _cmd_solve,
+            "measure": _cmd_measure,
             "tune": _cmd_tune, "method": _cmd_method}
 
 

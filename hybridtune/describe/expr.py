@@ -19,6 +19,11 @@ FUNCTIONS = {
     "pow": 2, "fabs": 1, "fmax": 2, "fmin": 2, "floor": 1, "ceil": 1,
 }
 MATH_CONSTANTS = {"M_PI": 3.141592653589793, "M_E": 2.718281828459045}
+# names a description may not give a variable: C keywords and what generated code relies on
+RESERVED_NAMES = frozenset("""auto break case char const continue default do double else enum
+extern float for goto if inline int long register restrict return short signed sizeof static
+struct switch typedef union unsigned void volatile while _Bool _Complex _Imaginary lo hi
+""".split()) | frozenset(FUNCTIONS)
 
 
 class ExpressionError(HybridtuneError):

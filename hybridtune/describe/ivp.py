@@ -10,14 +10,14 @@ import numpy as np
 
 from hybridtune.describe.costs import input_index_trees, input_reads, operation_counts, static_is_int
 from hybridtune.describe.evaluate import EvaluationError, Evaluator, is_int
-from hybridtune.describe.expr import (MATH_CONSTANTS, Binary, Call, Cond, Input, Name, Num, Unary,
+from hybridtune.describe.expr import (MATH_CONSTANTS, RESERVED_NAMES, Binary, Call, Cond, Input, Name, Num, Unary,
                                       parse_expression, walk)
 from hybridtune.describe.source import Node, Source
 from hybridtune.errors import RequestError
 
 _CONSTANT = re.compile(r"^\s*double\s+([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.+?)\s*$", re.S)
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-RESERVED = {"j", "n", "t", "double", "int"} | set(MATH_CONSTANTS)
+RESERVED = {"j", "n", "t"} | set(MATH_CONSTANTS) | RESERVED_NAMES
 SAMPLE_TARGETS = (100, 1000, 10000)
 
 

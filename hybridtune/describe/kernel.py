@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from hybridtune.describe.expr import (Assign, Index, Name, Rhs, parse_assignment,
+from hybridtune.describe.expr import (RESERVED_NAMES, Assign, Index, Name, Rhs, parse_assignment,
                                       parse_expression, walk)
 from hybridtune.describe.looplang import Directive, Loop, loops_and_directives, parse_program
 from hybridtune.describe.source import Node, Source
@@ -71,6 +71,9 @@ def _decls(node: Node, taken: set[str]) -> tuple:
         name, dims_text = match.groups()
         if name in taken or name in SIZE_NAMES:
             raise item.error(f"a name declared once ('{name}' is taken)")
+        if name in RESERVED_NAMES or name.startswith(("ht_", "ivp_")):
+            raise item.error(f"a name that is not a C keyword, a math function or reserved for "
+                             f"generated code ('{name}')")
         dims = []
         for dim in re.findall(r"\[([^\[\]]+)\]", dims_text):
             tree = Node(item.source, dim, item.path, item.line).parsed(parse_expression)

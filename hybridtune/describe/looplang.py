@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from hybridtune.describe.expr import ExpressionError, Name, Num, parse_expressions, walk
+from hybridtune.describe.expr import (RESERVED_NAMES, ExpressionError, Name, Num,
+                                      parse_expressions, walk)
 from hybridtune.describe.source import Node
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -107,7 +108,8 @@ class _ProgramParser:
         if len(words) < 3:
             raise self.fail(f"'{words[0]} var [lower] upper [unroll]'", line, text)
         var = words[1]
-        if not _IDENT.match(var) or var in self.bound_names:
+        if not _IDENT.match(var) or var in self.bound_names or var in RESERVED_NAMES \
+                or var.startswith(("ht_", "ivp_")):
             raise self.fail(f"a loop variable name, not '{var}'", line, text)
         if var in outer:
             raise self.fail(f"a loop variable not already used by an enclosing loop ('{var}')",

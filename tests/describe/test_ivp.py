@@ -76,6 +76,7 @@ def test_invalid_n_is_refused(write, n, problem):
     (("double E = D * N", "double E = D * j"), "constants[1]", 7, "undefined name 'j'"),
     (("double E = D * N", "int E = 3"), "constants[1]", 7, "'double NAME = value'"),
     (("double E = D * N", "double D = 1.0"), "constants[1]", 7, "already defined"),
+    (("double E = D * N", "double int = 1.0"), "constants[1]", 7, "reserved"),
     (("    size: N - 1\n", "    size: N - 1\n    stride: 2\n"), "components[1]", 12,
      "'repeat' and 'stride' given together"),
     (("    size: N - 1\n", "    size: N - 1\n    width: 2\n"), "components[1].width", 14,

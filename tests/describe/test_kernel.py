@@ -93,6 +93,7 @@ def test_indented_loop_form(write):
     (("  - double b[s]", "  - double b[m]"), "datastructs[0]", 2, "sizes in s and n"),
     (("  - double b[s]", "  - float b[s]"), "datastructs[0]", 2, "a declaration"),
     (("  - double F[s][n]", "  - double b[n]"), "datastructs[1]", 3, "declared once"),
+    (("  - double F[s][n]", "  - double for[s][n]"), "datastructs[1]", 3, "not a C keyword"),
 ])
 def test_malformed_template(write, change, key, line, expected):
     assert change[0] in TEMPLATE

@@ -1,0 +1,79 @@
+"""Measurement: real variants verified and timed; a crash, a hang, a wrong value and a compile error are recorded as such."""
+
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hybridtune.describe.library import PROJECT_ROOT
+from hybridtune.describe.loader import load, load_named
+from hybridtune.generate.cvariant import generate_variant
+from hybridtune.measure.runner import MeasureOptions, MeasureTask, measure
+from hybridtune.pipeline import (Configuration, measure_configuration, pool_for, reference_after,
+                                 select_variants)
+
+FAULTS = Path(__file__).parents[1] / "data" / "faults"
+QUICK = MeasureOptions(budget_s=0.2, min_repetitions=6, max_repetitions=12, timeout_s=20.0)
+BASE = "A_RHS_predictor_jl_LC_jli_RHS_jl_Approx_ji_"
+
+
+@pytest.fixture(scope="module")
+def faults():
+    return load(FAULTS / "faults.scenario.yaml")
+
+
+def test_faulty_variants_are_recorded_and_the_others_measured(faults):
+    method, ivp = faults.methods[0], faults.ivps[0]
+    ids = [BASE + name for name in ("Update_segfault", "Update_j", "Update_forever",
+                                    "Update_wrong")]
+    variants = select_variants(faults, method, ids)
+    results = measure_configuration(faults, Configuration(method, ivp, 200, 1), variants,
+                                    replace(QUICK, timeout_s=3.0))
+    status = {r.id[len(BASE):]: r for r in results}
+    assert status["Update_segfault"].status == "crash"
+    assert "SIGSEGV" in status["Update_segfault"].message
+    assert status["Update_forever"].status == "timeout"
+    assert status["Update_wrong"].status == "wrong_result"
+    assert status["Update_wrong"].check_error > 1e-6 and status["Update_wrong"].median_s is None
+    good = status["Update_j"]
+    assert good.status == "ok" and good.median_s > 0 and good.repetitions >= 6
+    assert good.check_error <= 1e-10 and good.ci_low_s <= good.median_s <= good.ci_high_s
+
+
+def test_compile_error_names_the_file_and_the_message(faults):
+    # valid descriptions generate valid C, so the broken source is made here on purpose
+    method, ivp = faults.methods[0], faults.ivps[0]
+    variant = pool_for(faults, method)[BASE + "Update_j"]
+    skeleton = faults.skeletons[0]
+    generated = generate_variant(variant, skeleton, faults.template_map, method, ivp)
+    broken = replace(generated, code=generated.code.replace("void ht_step", "void ht_step oops"))
+    h = ivp.step_size(200)
+    result = measure(MeasureTask(broken, method.name, ivp.name, 200, 1, h,
+                                 reference_after(method, ivp, 200, h, 3)), QUICK)
+    assert result.status == "compile_error"
+    assert "variant.c" in result.message and "error" in result.message
+
+
+def _covering(pool):
+    chosen, seen = [], set()
+    for variant in pool.values():
+        new = {(variant.skeleton, k) for k in variant.kernels} - seen
+        if new:
+            chosen.append(variant)
+            seen |= new
+    return chosen
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("ivp_name, n", [("Cusp", 300), ("InverterChain", 200), ("Medakzo", 200),
+                                         ("Wave1D", 200)])
+def test_sample_of_the_pool_compiles_agrees_and_is_timed(default_scenario, radau7, ivp_name, n):
+    ivp = load_named("ivp", ivp_name, PROJECT_ROOT)
+    sample = _covering(pool_for(default_scenario, radau7))
+    results = measure_configuration(default_scenario, Configuration(radau7, ivp, n, 2), sample,
+                                    QUICK)
+    assert len(results) == len(sample) >= 8
+    for result in results:
+        assert result.status == "ok", (result.id, result.message)
+        assert result.check_error <= 1e-10 and np.isfinite(result.median_s)
