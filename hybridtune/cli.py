@@ -45,6 +45,19 @@ def _parser() -> argparse.ArgumentParser:
     solve.add_argument("--corrector-steps", type=int, help="override the method's m")
     solve.add_argument("--out", help="write the final state vector as .npy")
     solve.add_argument("--json", action="store_true")
+    solve.add_argument("--variant", metavar="ID", help="integrate with this compiled variant "
+                       "instead of the numpy reference")
+    solve.add_argument("--threads", type=int, help="OpenMP threads for --variant")
+    solve.add_argument("--scenario", help="scenario whose pool the variant is from (default: "
+                       "scenarios/default.yaml)")
+
+    export = sub.add_parser("export", help="write a variant's solver as C source, header, Makefile")
+    export.add_argument("scenario")
+    export.add_argument("--variant", required=True, metavar="ID")
+    export.add_argument("--method", help="method (default: the scenario's, if it has one)")
+    export.add_argument("--ivp", help="IVP (default: the scenario's, if it has one)")
+    export.add_argument("-o", "--output", required=True, metavar="DIR")
+    export.add_argument("--name", default="ht_solver", help="C name of the files and library")
 
     measure = sub.add_parser("measure", help="generate, build, verify and time variants")
     measure.add_argument("scenario")
@@ -216,7 +229,15 @@ def _cmd_solve(args) -> int:
             raise RequestError(f"--corrector-steps: expected m >= 1, got {args.corrector_steps}")
         method = method.with_corrector_steps(args.corrector_steps)
     ivp = load_named("ivp", args.ivp, Path.cwd())
-    y = solve(method, ivp, args.n, args.t0, args.t1, args.steps)
+    if args.variant:
+        from hybridtune.solver import Solver
+        scenario = _load_scenario(args.scenario) if args.scenario else None
+        with Solver(args.variant, method, ivp, args.n, args.threads, scenario) as solver:
+            y = solver.integrate(args.t0, args.t1, args.steps)
+    else:
+        if args.threads is not None or args.scenario:
+            raise RequestError("--threads and --scenario go with --variant")
+        y = solve(method, ivp, args.n, args.t0, args.t1, args.steps)
     with np.errstate(all="ignore"):
         norm2 = float(np.linalg.norm(y))
     if not (np.all(np.isfinite(y)) and np.isfinite(norm2)):
@@ -227,6 +248,7 @@ def _cmd_solve(args) -> int:
     if args.out:
         _write_atomically(args.out, lambda handle: np.save(handle, y))
     result = {"method": method.name, "ivp": ivp.name, "n": args.n, "t": args.t1,
+              "variant": args.variant or "reference",
               "steps": args.steps, "norm2": norm2,
               "max_abs": float(np.max(np.abs(y)))}
     if args.json:
@@ -235,6 +257,37 @@ def _cmd_solve(args) -> int:
         print(f"{ivp.name} with {method.name} (m = {method.corrector_steps}), n = {args.n}: "
               f"t = {args.t1:g} after {args.steps} steps, |y|_2 = {result['norm2']:.12g}, "
               f"max |y_j| = {result['max_abs']:.12g}")
+    return 0
+
+
+def _cmd_export(args) -> int:
+    from hybridtune.describe.loader import load_named
+    from hybridtune.errors import RequestError
+    from hybridtune.generate.export import export_files
+    from hybridtune.solver import generated_for
+    scenario = _load_scenario(args.scenario)
+
+    def pick(kind, ref, items):
+        if ref:
+            return load_named(kind, ref, Path(scenario.path).parent)
+        if len(items) != 1:
+            raise RequestError(f"--{kind}: the scenario has {len(items)} {kind}s "
+                               f"({', '.join(i.name for i in items)}); name one")
+        return items[0]
+
+    method = pick("method", args.method, scenario.methods)
+    ivp = pick("ivp", args.ivp, scenario.ivps)
+    if not __import__("re").fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", args.name):
+        raise RequestError(f"--name: expected a C identifier, got {args.name!r}")
+    files = export_files(generated_for(args.variant, method, ivp, scenario), args.name)
+    folder = Path(args.output)
+    if folder.exists() and not folder.is_dir():
+        raise RequestError(f"-o {folder}: expected a folder, found a file")
+    folder.mkdir(parents=True, exist_ok=True)
+    for file_name, text in files.items():
+        _write_atomically(str(folder / file_name), lambda handle, t=text: handle.write(t.encode()))
+    print(f"wrote {', '.join(files)} to {folder} (variant {args.variant}, {method.name}, "
+          f"{ivp.name}); build with make -C {folder}")
     return 0
 
 
@@ -253,7 +306,7 @@ def _cmd_method(args) -> int:
 
 
 COMMANDS = {"check": _cmd_check, "variants": _cmd_variants, "solve": _cmd_solve,
-            "measure": _cmd_measure,
+            "measure": _cmd_measure, "export": _cmd_export,
             "tune": _cmd_tune, "method": _cmd_method}
 
 

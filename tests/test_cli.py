@@ -120,3 +120,35 @@ def test_console_script_exit_code():
     result = subprocess.run([sys.executable, "-m", "hybridtune", "check", "/nonexistent.ivp.yaml"],
                             capture_output=True, text=True)
     assert result.returncode == 2 and "expected an existing file" in result.stderr
+
+
+MEASURED = "H_RHS_predictor_jl_LC_jli_RHS_jl_RHS_Approx_Update_ji"
+
+
+def test_measure_json(capsys):
+    code, out, err = run(capsys, "measure", str(SCENARIOS / "default.yaml"), "--variant",
+                         MEASURED, "-n", "600", "--threads", "1", "--budget", "0.2", "--json")
+    rows = json.loads(out)
+    assert code == 0 and len(rows) == 4   # the four IVPs
+    for row in rows:
+        assert {"id", "status", "median_s", "ci_rel", "repetitions"} <= set(row)
+        assert row["id"] == MEASURED and row["status"] == "ok" and row["median_s"] > 0
+        assert row["repetitions"] >= 6 and row["n"] == 600 and row["threads"] == 1
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--variant", "A_nope"], "unknown variant id(s) A_nope"),
+    (["-n", "601"], "n = 601 is not valid"),
+    (["--threads", "64", "--strict"], "64 threads requested"),
+    (["--threads", "0"], "expected counts >= 1"),
+])
+def test_measure_bad_requests(capsys, argv, message):
+    code, out, err = run(capsys, "measure", str(SCENARIOS / "default.yaml"), *argv)
+    assert code == 2 and message in err and out == ""
+
+
+def test_missing_compiler_is_one_message(capsys, monkeypatch):
+    monkeypatch.setenv("CC", "no-such-compiler-here")
+    code, out, err = run(capsys, "measure", str(SCENARIOS / "default.yaml"), "--variant",
+                         MEASURED, "-n", "600", "--threads", "1")
+    assert code == 2 and "C compiler 'no-such-compiler-here' not found" in err
