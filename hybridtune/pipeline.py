@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -11,7 +12,9 @@ from hybridtune.describe.scenario import Scenario
 from hybridtune.errors import RequestError
 from hybridtune.generate.cvariant import generate_variant
 from hybridtune.generate.pool import Variant, build_pool
-from hybridtune.measure.runner import MeasureOptions, MeasureTask, Measurement, measure
+from hybridtune.measure.build import build
+from hybridtune.measure.runner import (MeasureOptions, MeasureTask, Measurement, measure,
+                                       runner_program)
 from hybridtune.reference.pirk import integrate
 from hybridtune.reference.rhs import initial_values, right_hand_side
 
@@ -68,6 +71,14 @@ def reference_after(method, ivp, n: int, h: float, steps: int) -> np.ndarray:
     return integrate(method, right_hand_side(ivp, n), initial_values(ivp, n), 0.0, steps * h, steps)
 
 
+def prebuild(generated: list) -> None:
+    """Compile the variants before any is timed, one gcc per core (failures are kept for measure)."""
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        list(pool.map(lambda code: build("variant", {"variant.c": code.code}, shared=True),
+                      generated))
+    runner_program()
+
+
 def measure_configuration(scenario: Scenario, config: Configuration, variants: list[Variant],
                           options: MeasureOptions = MeasureOptions(), on_result=None
                           ) -> list[Measurement]:
@@ -75,11 +86,13 @@ def measure_configuration(scenario: Scenario, config: Configuration, variants: l
     skeletons = {s.name: s for s in scenario.skeletons}
     h = stable_step(config.ivp, config.n)
     reference = reference_after(config.method, config.ivp, config.n, h, options.check_steps)
+    fixed_n = config.n if scenario.specialise_n else None
+    generated = [generate_variant(variant, skeletons[variant.skeleton], scenario.template_map,
+                                  config.method, config.ivp, fixed_n) for variant in variants]
+    prebuild(generated)
     results = []
-    for variant in variants:
-        generated = generate_variant(variant, skeletons[variant.skeleton], scenario.template_map,
-                                     config.method, config.ivp)
-        task = MeasureTask(generated, config.method.name, config.ivp.name, config.n,
+    for code in generated:
+        task = MeasureTask(code, config.method.name, config.ivp.name, config.n,
                            config.threads, h, reference)
         result = measure(task, options)
         results.append(result)

@@ -57,6 +57,7 @@ class Scenario:
     threads: tuple
     strategy: Strategy
     path: str = ""
+    specialise_n: bool = False    # generate code with n fixed (one build per n) or n at run time
 
     @property
     def template_map(self) -> dict:
@@ -140,7 +141,8 @@ def _check_skeleton(skeleton: Skeleton, templates: dict) -> None:
 def parse_scenario(source: Source) -> Scenario:
     root = Node.root(source)
     fields = root.mapping(required=("methods", "ivps", "skeletons", "machine", "n", "threads"),
-                          optional=("name", "kernels", "strategy", "kind", "description"))
+                          optional=("name", "kernels", "strategy", "kind", "description",
+                                    "specialise_n"))
     base = Path(source.path).parent
     methods = tuple(load_named("method", ref, base, where) for ref, where in
                     _names(fields["methods"]))
@@ -181,5 +183,10 @@ def parse_scenario(source: Source) -> Scenario:
         else [fields["threads"]]
     threads = tuple(sorted({t.integer(minimum=1) for t in thread_nodes}))
     name = fields["name"].string() if "name" in fields else Path(source.path).name.split(".")[0]
+    specialise = False
+    if "specialise_n" in fields:
+        specialise = fields["specialise_n"].value
+        if not isinstance(specialise, bool):
+            raise fields["specialise_n"].error("true or false")
     return Scenario(name, methods, ivps, tuple(templates.values()), skeletons, machine, note,
-                    sizes, threads, _strategy(fields.get("strategy")), source.path)
+                    sizes, threads, _strategy(fields.get("strategy")), source.path, specialise)

@@ -77,3 +77,16 @@ def test_sample_of_the_pool_compiles_agrees_and_is_timed(default_scenario, radau
     for result in results:
         assert result.status == "ok", (result.id, result.message)
         assert result.check_error <= 1e-10 and np.isfinite(result.median_s)
+
+
+def test_n_fixed_at_generation(tmp_path):
+    text = (FAULTS / "faults.scenario.yaml").read_text() + "specialise_n: true\n"
+    (tmp_path / "fixed.scenario.yaml").write_text(text)
+    (tmp_path / "Update.kernel.yaml").write_text((FAULTS / "Update.kernel.yaml").read_text())
+    scenario = load(tmp_path / "fixed.scenario.yaml")
+    assert scenario.specialise_n
+    method, ivp = scenario.methods[0], scenario.ivps[0]
+    variants = select_variants(scenario, method, [BASE + "Update_j"])
+    result = measure_configuration(scenario, Configuration(method, ivp, 200, 1), variants, QUICK)[0]
+    assert result.status == "ok"
+    assert "#define HT_FIXED_N 200L" in Path(result.source).read_text()
