@@ -41,10 +41,10 @@ def read_source(path: str | Path, text: str | None = None) -> Source:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise DescriptionError(name, None, None, f"UTF-8 text (bad byte at {exc.start})") from None
-    yaml = YAML(typ="rt", pure=True)
-    yaml.allow_duplicate_keys = False
+    reader = YAML(typ="rt", pure=True)   # round-trip mode builds plain maps and lists, never objects
+    reader.allow_duplicate_keys = False
     try:
-        root = yaml.load(text)
+        root = reader.load(text)
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
