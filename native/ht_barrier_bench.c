@@ -13,31 +13,11 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "ht_timing.h"
 
 #define WARMUP_S 0.05
 #define MIN_BARRIERS 16L
 #define MAX_BARRIERS (1L << 26)
-
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
-static int cmp_double(const void *x, const void *y) {
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
-
-static double median(const double *v, int count) {
-    double *s = malloc((size_t)count * sizeof *s);
-    if (!s) return NAN;
-    memcpy(s, v, (size_t)count * sizeof *s);
-    qsort(s, (size_t)count, sizeof *s, cmp_double);
-    double m = count % 2 ? s[count / 2] : 0.5 * (s[count / 2 - 1] + s[count / 2]);
-    free(s);
-    return m;
-}
 
 static long parse_long(const char *text, const char *what, long lo, long hi) {
     char *end = NULL;

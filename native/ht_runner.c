@@ -14,17 +14,12 @@
 #include <unistd.h>
 
 #include "ht_runtime.h"
+#include "ht_timing.h"
 
 typedef ht_ctx *(*create_fn)(long);
 typedef double *(*state_fn)(ht_ctx *);
 typedef void (*init_fn)(ht_ctx *);
 typedef void (*step_fn)(ht_ctx *, double, double);
-
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
 
 static void *symbol(void *lib, const char *name) {
     void *p = dlsym(lib, name);

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "ht_runtime.h"
+#include "ht_timing.h"
 
 enum kernel { TRIAD, COPY, SUM };
 static const char *const KERNEL_NAME[] = {"triad", "copy", "sum"};
@@ -41,27 +42,6 @@ static const int KERNEL_BYTES[] = {32, 24, 8};
 #define MAX_POINTS 4096
 
 static volatile double sink;
-
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
-static int cmp_double(const void *x, const void *y) {
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
-
-static double median(const double *v, int count) {
-    double *s = malloc((size_t)count * sizeof *s);
-    if (!s) return NAN;
-    memcpy(s, v, (size_t)count * sizeof *s);
-    qsort(s, (size_t)count, sizeof *s, cmp_double);
-    double m = count % 2 ? s[count / 2] : 0.5 * (s[count / 2 - 1] + s[count / 2]);
-    free(s);
-    return m;
-}
 
 static long long parse_ll(const char *text, const char *what, long long lo, long long hi) {
     char *end = NULL;

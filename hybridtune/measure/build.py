@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -64,14 +65,26 @@ def _key(parts: list[bytes]) -> str:
     return digest.hexdigest()[:24]
 
 
+def _included_headers(texts) -> list[Path]:
+    """The native/ headers the sources include, directly or through each other."""
+    found: dict[Path, None] = {}
+    pending = list(texts)
+    while pending:
+        for match in re.finditer(r'#include\s+"([^"]+)"', pending.pop()):
+            header = NATIVE / match.group(1)
+            if header.is_file() and header not in found:
+                found[header] = None
+                pending.append(header.read_text())
+    return sorted(found)
+
+
 def build(name: str, sources: dict[str, str], shared: bool, extra_flags: tuple = ()) -> BuildResult:
     """Compile sources (file name -> text; native/ headers are on the include path) once per key."""
     cc = compiler()
     flags = FLAGS + (("-fPIC", "-shared") if shared else ()) + tuple(extra_flags)
-    headers = sorted(NATIVE.glob("*.h"))
     key = _key([name.encode(), toolchain_identity(cc).encode(), " ".join(flags).encode()]
                + [f"{k}\0{v}".encode() for k, v in sorted(sources.items())]
-               + [h.read_bytes() for h in headers])
+               + [h.read_bytes() for h in _included_headers(sources.values())])
     folder = cache_dir() / key
     target = folder / (name + (".so" if shared else ""))
     main_source = folder / sorted(sources)[0]
