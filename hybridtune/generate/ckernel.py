@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hybridtune.describe.evaluate import EvaluationError, Evaluator
-from hybridtune.describe.expr import (Assign, Binary, Index, Input, Name, Num, Rhs, Unary,
-                                      rewrite, substitute, walk)
+from hybridtune.describe.expr import (Assign, Binary, Call, Cond, Index, Input, Name, Num, Rhs,
+                                      Unary, rewrite, substitute, walk)
 from hybridtune.describe.ivp import IVP
 from hybridtune.describe.kernel import COMPONENT_LOOP, KernelTemplate
 from hybridtune.describe.looplang import Directive, Loop
@@ -58,6 +58,21 @@ def simplify(node):
             return n.left
         if n.op == "-" and zero(n.left):
             return Unary("-", n.right)
+        return n
+    return rewrite(node, rule)
+
+
+def select_bounds(node):
+    """fmax(x, L) / fmin(x, L) with a literal L as a comparison and select, which gcc vectorises
+    without -ffast-math; the same value as fmax/fmin, NaN in x included (it yields L)."""
+    def rule(n):
+        if isinstance(n, Call) and n.func in ("fmax", "fmin"):
+            x, bound = n.args
+            if isinstance(x, Num) and not isinstance(bound, Num):
+                x, bound = bound, x
+            if isinstance(bound, Num):
+                op = ">" if n.func == "fmax" else "<"
+                return Cond(Binary(op, x, bound), x, literal(bound.value))
         return n
     return rewrite(node, rule)
 
@@ -163,7 +178,7 @@ class _KernelWriter:
             rhs = rewrite(code, expand)
             tree = rewrite(tree, lambda n: rhs if isinstance(n, Rhs) else n)
             tree = rewrite(tree, coefficient)
-        return simplify(tree)
+        return select_bounds(simplify(tree))
 
     def c_text(self, tree) -> str:
         def flat(n):
