@@ -1,0 +1,34 @@
+"""C generation details: coefficients as constants, zero terms dropped, fmax against a literal as a select."""
+
+from pathlib import Path
+
+from hybridtune.describe.expr import parse_expression
+from hybridtune.describe.loader import load_named
+from hybridtune.describe.printing import to_c
+from hybridtune.generate.ckernel import kernel_function, select_bounds, simplify
+
+
+def test_zero_terms_and_unit_factors_are_dropped():
+    tree = simplify(parse_expression("y + 0.0 * h * a + 1.0 * b - 0.0"))
+    assert to_c(tree) == "y + b"
+
+
+def test_fmax_with_a_literal_becomes_a_select():
+    assert to_c(select_bounds(parse_expression("fmax(x - 1.0, 0.0)"))) == \
+        "x - 1.0 > 0.0 ? x - 1.0 : 0.0"
+    assert to_c(select_bounds(parse_expression("fmin(2.0, x)"))) == "x < 2.0 ? x : 2.0"
+    assert to_c(select_bounds(parse_expression("fmax(x, y)"))) == "fmax(x, y)"   # kept
+
+
+def test_kernel_is_specialised_on_method_and_ivp(default_scenario, radau7):
+    ivp = load_named("ivp", "IC", Path("."))
+    lobatto = load_named("method", "lobattoIIIC6", Path("."))   # c_1 = 0: t + 0 * h is t
+    template = default_scenario.template_map["RHS_predictor"]
+    code = kernel_function(template, "RHS_predictor_jl", lobatto, ivp, "k").code
+    assert "fmax" not in code and "ivp_Uop" in code
+    assert "cos(2.0 * M_PI * t / 80.0)" in code           # stage 1 at time t exactly
+    assert f"{lobatto.c[1]!r} * h" in code                # stage 2's node as a constant
+    lc = kernel_function(default_scenario.template_map["LC"], "LC_jli", radau7, ivp, "k").code
+    assert repr(radau7.A[3][3]) in lc and "ht_A" not in lc   # unrolled: literals, no table
+    lc_ilj = kernel_function(default_scenario.template_map["LC"], "LC_ilj", radau7, ivp, "k").code
+    assert "ht_A[l][i]" in lc_ilj                          # a run-time stage loop reads the table
