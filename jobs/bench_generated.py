@@ -95,6 +95,20 @@ def git(*args) -> str:
     return subprocess.run(["git", *args], capture_output=True, text=True, cwd=ROOT).stdout.strip()
 
 
+def tree_state() -> dict:
+    """The commit, the uncommitted changes and a digest of the sources a measurement depends on
+    (others edit the tree concurrently: a change during the run shows as start != end)."""
+    import hashlib
+    digest = hashlib.sha256()
+    for folder in ("hybridtune", "native", "scenarios", "jobs"):
+        for path in sorted((ROOT / folder).rglob("*")):
+            if path.is_file() and path.suffix in (".py", ".c", ".h", ".yaml", ".sh"):
+                digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes())
+    return {"commit": git("rev-parse", "HEAD"),
+            "uncommitted": [l for l in git("status", "--porcelain").splitlines() if l.strip()],
+            "sources_sha256": digest.hexdigest()[:16]}
+
+
 # ----------------------------------------------------------------------------------- bandwidth
 
 def stream_curves(repeats: int) -> dict:
@@ -515,6 +529,7 @@ def main(argv=None) -> int:
     t_start = time.monotonic()
     started_at = datetime.datetime.now(datetime.timezone.utc).astimezone().isoformat(timespec="seconds")
     load_before = os.getloadavg()
+    tree_start = tree_state()
 
     scenario = load(ROOT / "scenarios" / "default.yaml", "scenario")
     method = next(m for m in scenario.methods if m.name == "radauIIA7")
@@ -595,13 +610,15 @@ def main(argv=None) -> int:
         "variants_failed": sum(c["sweep"]["failed"] for c in cases),
     }
     total_s = time.monotonic() - t_start
+    tree_end = tree_state()
     command = "jobs/bench_generated.sh" + "".join(f" {a}" for a in (argv if argv is not None else sys.argv[1:]))
     import numba
     record = {
         "benchmark": "generated variants (issue 'Generated variants', item 6)",
         "quick": args.quick, "command": command, "date": started_at,
-        "git_commit": git("rev-parse", "HEAD"),
-        "git_dirty_files": len([l for l in git("status", "--porcelain").splitlines() if l.strip()]),
+        "git_commit": tree_start["commit"],
+        "tree_at_start": tree_start, "tree_at_end": tree_end,
+        "tree_changed_during_run": tree_start != tree_end,
         "machine": {**machine, "loadavg_before": load_before, "loadavg_after": os.getloadavg()},
         "versions": {"python": platform.python_version(), "numpy": np.__version__,
                      "numba": numba.__version__},
@@ -633,6 +650,8 @@ def main(argv=None) -> int:
           f">= {BOUND_TARGET:.0%} of the streaming bound at n_large: all {summary['bound_70pct_all_large_cases']}, "
           f"memory-bound IVP {summary['bound_70pct_memory_bound_ivp_large_cases']}; "
           f"failed variant measurements: {summary['variants_failed']}")
+    if record["tree_changed_during_run"]:
+        print("WARNING: the source tree changed during the run (see tree_at_start / tree_at_end)")
     print(f"total {total_s / 60:.1f} min; wrote {out}")
     return 0
 
