@@ -4,4 +4,6 @@
 # --n-small N, --large-factor F, --max-large-ws-mib M, --stream-repeats R, --output PATH.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+make -s install
+.venv/bin/python -c "import numba" 2>/dev/null || .venv/bin/python -m pip install --quiet -e '.[bench]'
 exec .venv/bin/python jobs/bench_generated.py "$@"
