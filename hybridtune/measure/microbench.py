@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import statistics
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -184,15 +185,16 @@ def stream_bandwidth(threads: int, footprints: list[int], kernel: str = "triad",
 def memory_regime(curve: StreamCurve, tolerance: float = REGIME_TOLERANCE) -> int:
     """The footprint (bytes) where the memory-bound regime starts.
 
-    Taking the bandwidth at the largest footprint as the memory bandwidth, this is the smallest
-    footprint from which every larger footprint's bandwidth lies within `tolerance` (default 15%)
-    of it: walking down from the largest footprint, the last one before the first point that
-    deviates by more. With a single point, that point's footprint.
+    Taking the median bandwidth of the three largest footprints as the memory bandwidth (one
+    noisy sample does not decide), this is the smallest footprint from which every larger
+    footprint's bandwidth lies within `tolerance` (default 15%) of it: walking down from the
+    largest footprint, the last one before the first point that deviates by more. With a single
+    point, that point's footprint.
     """
     if not curve.points:
         raise HybridtuneError("memory_regime needs a stream curve with at least one point")
     ordered = sorted(curve.points, key=lambda p: p.footprint_bytes)
-    reference = ordered[-1].bandwidth_Bps
+    reference = statistics.median(p.bandwidth_Bps for p in ordered[-3:])
     start = ordered[-1].footprint_bytes
     for point in reversed(ordered[:-1]):
         if abs(point.bandwidth_Bps - reference) > tolerance * reference:
