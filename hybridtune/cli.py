@@ -263,7 +263,7 @@ def _cmd_solve(args) -> int:
 def _cmd_export(args) -> int:
     from hybridtune.describe.loader import load_named
     from hybridtune.errors import RequestError
-    from hybridtune.generate.export import export_files
+    from hybridtune.generate.export import check_export_name, export_files
     from hybridtune.solver import generated_for
     scenario = _load_scenario(args.scenario)
 
@@ -277,8 +277,7 @@ def _cmd_export(args) -> int:
 
     method = pick("method", args.method, scenario.methods)
     ivp = pick("ivp", args.ivp, scenario.ivps)
-    if not __import__("re").fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", args.name):
-        raise RequestError(f"--name: expected a C identifier, got {args.name!r}")
+    check_export_name(args.name)
     files = export_files(generated_for(args.variant, method, ivp, scenario), args.name)
     folder = Path(args.output)
     if folder.exists() and not folder.is_dir():

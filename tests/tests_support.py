@@ -15,6 +15,17 @@ SHARED_METHODS = SHARED / "offsite-formats" / "methods"
 SHARED_MACHINES = SHARED / "machines"
 
 
+def covering_sample(variants) -> list:
+    """Per skeleton, variants that together use every kernel variant of its templates."""
+    chosen, seen = [], set()
+    for variant in variants:
+        new = {(variant.skeleton, k) for k in variant.kernels} - seen
+        if new:
+            chosen.append(variant)
+            seen |= new
+    return chosen
+
+
 def expect_error(path: Path, key: str | None, line: int | None, expected: str,
                  kind: str | None = None, file: Path | None = None) -> DescriptionError:
     """Loading fails with one error naming the file, the line, the key and what was expected."""

@@ -319,10 +319,9 @@ def parse_ivp(source: Source) -> IVP:
             env = ivp.environment(n)
         except (EvaluationError, ValueError, OverflowError) as exc:
             raise root.error(f"quantities and constants that evaluate at n = {n} ({exc})") from None
-        for key in ("quantities",):
-            for qname, _ in quantities:
-                if not is_int(env[qname]):
-                    raise fields[key].error(f"quantity {qname} of integer type")
+        for qname, _ in quantities:
+            if not is_int(env[qname]):
+                raise fields["quantities"].error(f"quantity {qname} of integer type")
         _check_cover(fields["components"], components, env, n)
         _check_cover(fields["initial_values"], initial, env, n)
         _check_reads(fields["components"], components, env, n)

@@ -5,15 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hybridtune import __version__
+from hybridtune.describe.evaluate import Evaluator
 from hybridtune.describe.expr import substitute
 from hybridtune.describe.ivp import IVP
-from hybridtune.describe.looplang import Loop
+from hybridtune.describe.looplang import Loop, loops_and_directives
 from hybridtune.describe.method import Method
 from hybridtune.describe.printing import to_c
 from hybridtune.describe.skeleton import Skeleton, kernel_call
-from hybridtune.generate.ckernel import (COEFFICIENTS, GenerationError, block_loops,
-                                         ivp_declarations, ivp_names, kernel_function)
-from hybridtune.describe.evaluate import Evaluator
+from hybridtune.generate.ckernel import (GenerationError, block_loops, ivp_declarations,
+                                         ivp_names, kernel_function)
 from hybridtune.generate.pool import Variant
 
 
@@ -43,7 +43,7 @@ def generate_variant(variant: Variant, skeleton: Skeleton, templates: dict, meth
 
     buffers: dict[str, int] = {}
     calls = []
-    for directive in _directives(skeleton.program):
+    for directive, _ in loops_and_directives(skeleton.program):
         if directive.name != "KERNEL":
             continue
         call = kernel_call(directive)
@@ -80,16 +80,8 @@ def generate_variant(variant: Variant, skeleton: Skeleton, templates: dict, meth
         lines += [function.code, ""]
 
     lines += _step(skeleton, functions, calls, buffers, m, s, fixed_n)
-    lines += _lifecycle(variant, ivp, buffers, s, fixed_n)
+    lines += _lifecycle(variant, ivp, buffers, fixed_n)
     return GeneratedVariant(variant.id, "\n".join(lines) + "\n", tuple(buffers.items()))
-
-
-def _directives(items):
-    for item in items:
-        if isinstance(item, Loop):
-            yield from _directives(item.body)
-        else:
-            yield item
 
 
 def _step(skeleton, functions, calls, buffers, m, s, fixed_n) -> list[str]:
@@ -136,7 +128,7 @@ def _skeleton_items(items, functions, calls, values, indent) -> list[str]:
     return out
 
 
-def _lifecycle(variant, ivp: IVP, buffers: dict, s: int, fixed_n) -> list[str]:
+def _lifecycle(variant, ivp: IVP, buffers: dict, fixed_n) -> list[str]:
     rename = ivp_names(ivp)
     out = ["ht_ctx *ht_create(long n)", "{"]
     if fixed_n:
@@ -166,5 +158,3 @@ def _lifecycle(variant, ivp: IVP, buffers: dict, s: int, fixed_n) -> list[str]:
     out += ["    }", "}"]
     return out
 
-
-__all__ = ["GeneratedVariant", "generate_variant", "COEFFICIENTS"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from hybridtune.errors import RequestError
 from hybridtune.generate.cvariant import GeneratedVariant
 from hybridtune.measure.build import FLAGS, native_source
 
@@ -35,12 +36,16 @@ USAGE = """/* {name}.h: the tuned PIRK solver {variant}.
 """
 
 
+def check_export_name(name: str) -> None:
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        raise RequestError(f"--name: expected a C identifier, got {name!r}")
+
+
 def export_files(generated: GeneratedVariant, name: str) -> dict[str, str]:
     """file name -> text of the exported solver."""
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
-        raise ValueError(f"export name {name!r} is not a C identifier")
+    check_export_name(name)
     header = USAGE.format(name=name, variant=generated.variant_id) + native_source("ht_runtime.h")
     source = generated.code.replace('#include "ht_runtime.h"', f'#include "{name}.h"')
-    flags = " ".join(f for f in FLAGS if not f.startswith("-D_POSIX")) + " -D_POSIX_C_SOURCE=200809L"
+    flags = " ".join(FLAGS)
     return {f"{name}.h": header, f"{name}.c": source,
             "Makefile": MAKEFILE.format(name=name, flags=flags)}

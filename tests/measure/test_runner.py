@@ -12,6 +12,7 @@ from hybridtune.generate.cvariant import generate_variant
 from hybridtune.measure.runner import MeasureOptions, MeasureTask, measure
 from hybridtune.pipeline import (Configuration, measure_configuration, pool_for, reference_after,
                                  select_variants)
+from tests_support import covering_sample
 
 FAULTS = Path(__file__).parents[1] / "data" / "faults"
 QUICK = MeasureOptions(budget_s=0.2, min_repetitions=6, max_repetitions=12, timeout_s=20.0)
@@ -55,22 +56,12 @@ def test_compile_error_names_the_file_and_the_message(faults):
     assert "variant.c" in result.message and "error" in result.message
 
 
-def _covering(pool):
-    chosen, seen = [], set()
-    for variant in pool.values():
-        new = {(variant.skeleton, k) for k in variant.kernels} - seen
-        if new:
-            chosen.append(variant)
-            seen |= new
-    return chosen
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("ivp_name, n", [("Cusp", 300), ("InverterChain", 200), ("Medakzo", 200),
                                          ("Wave1D", 200)])
 def test_sample_of_the_pool_compiles_agrees_and_is_timed(default_scenario, radau7, ivp_name, n):
     ivp = load_named("ivp", ivp_name, PROJECT_ROOT)
-    sample = _covering(pool_for(default_scenario, radau7))
+    sample = covering_sample(pool_for(default_scenario, radau7).values())
     results = measure_configuration(default_scenario, Configuration(radau7, ivp, n, 2), sample,
                                     QUICK)
     assert len(results) == len(sample) >= 8

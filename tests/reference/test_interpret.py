@@ -9,6 +9,7 @@ from hybridtune.generate.pool import build_pool
 from hybridtune.reference.interpret import VariantInterpreter
 from hybridtune.reference.pirk import pirk_step
 from hybridtune.reference.rhs import initial_values, right_hand_side
+from tests_support import covering_sample
 
 TOLERANCE = 1e-13   # the sums are the same up to association order
 
@@ -30,22 +31,11 @@ def _error(scenario, method, variant, ivp, n, y, h, t=0.3):
     return np.max(np.abs(got - want)) / np.max(np.abs(want))
 
 
-def _covering_sample(pool):
-    """Per skeleton, variants that together use every kernel variant of its templates."""
-    chosen, seen = [], set()
-    for variant in pool.variants:
-        new = {(variant.skeleton, k) for k in variant.kernels} - seen
-        if new:
-            chosen.append(variant)
-            seen |= new
-    return chosen
-
-
 @pytest.mark.parametrize("ivp_name, n", [("Cusp", 9), ("Medakzo", 8), ("Heat2D", 16)])
 def test_every_kernel_variant_in_every_skeleton(default_scenario, radau7, ivp_name, n):
     pool = build_pool(default_scenario.skeletons, default_scenario.template_map, radau7)
     ivp, y, h = _case(ivp_name, n)
-    sample = _covering_sample(pool)
+    sample = covering_sample(pool.variants)
     assert len(sample) >= 8
     for variant in sample:
         err = _error(default_scenario, radau7, variant, ivp, n, y, h)
