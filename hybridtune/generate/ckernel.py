@@ -122,7 +122,7 @@ def block_loops(ivp: IVP, blocks: tuple, body, indent: str) -> list[str]:
     return out
 
 
-class _KernelWriter:
+class KernelWriter:
     def __init__(self, template: KernelTemplate, variant: str, method: Method, ivp: IVP):
         self.template = template
         self.program = template.variant(variant).program
@@ -297,4 +297,4 @@ class _KernelWriter:
 def kernel_function(template: KernelTemplate, variant: str, method: Method, ivp: IVP,
                     name: str) -> KernelFunction:
     """The C function of one kernel variant for this method and IVP."""
-    return _KernelWriter(template, variant, method, ivp).function(name)
+    return KernelWriter(template, variant, method, ivp).function(name)

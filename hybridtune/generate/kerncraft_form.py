@@ -1,0 +1,409 @@
+"""The kerncraft form of a kernel: one plain loop per loop nest and component block, calls and ?: as arithmetic."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+import sympy
+
+from hybridtune.describe.costs import operation_counts, static_is_int
+from hybridtune.describe.expr import (Assign, Binary, Call, Cond, Index, Name, Num, Unary, names,
+                                      rewrite, substitute, walk)
+from hybridtune.describe.ivp import IVP, Block
+from hybridtune.describe.kernel import COMPONENT_LOOP, KernelTemplate
+from hybridtune.describe.looplang import Directive, Loop
+from hybridtune.describe.method import Method
+from hybridtune.describe.printing import to_c
+from hybridtune.generate.ckernel import IVP_PREFIX, GenerationError, KernelWriter, ivp_names
+
+N = sympy.Symbol("n", positive=True, integer=True)
+ELEMENT_BYTES = 8
+_ARITHMETIC = ("+", "-", "*", "/")
+
+
+@dataclass(frozen=True)
+class KerncraftPart:
+    """One loop kerncraft can read, run `calls` times per kernel call."""
+    code: str
+    code_hash: str
+    calls: int
+    iterations: object          # sympy expression in n: the loop's trip count
+    extents: tuple              # sympy expressions in n: elements of each array the loop touches
+    defines: tuple              # integer names the code needs defined (n, IVP quantities)
+    operations: int             # floating-point operations per iteration of this form
+    loads: int                  # distinct array elements read per iteration
+    source_operations: int      # the same two counts for the real kernel's statements
+    source_loads: int
+    block: int | None = None    # the IVP component block, for loops that evaluate the RHS
+
+    @property
+    def working_set_bytes(self):
+        """Bytes of all arrays the loop touches, a sympy expression in n."""
+        return ELEMENT_BYTES * sum(self.extents, sympy.Integer(0))
+
+
+@dataclass(frozen=True)
+class KerncraftForm:
+    template: str
+    variant: str
+    method: str
+    ivp: str                    # empty for kernels that evaluate no IVP
+    parts: tuple
+    omitted: tuple = ()         # what the form leaves out, and why
+
+
+def sympy_of(tree, ivp: IVP | None):
+    """A size expression (in n and the IVP's integer quantities) as sympy, quantities expanded."""
+    defined = {}
+    if ivp is not None:
+        if ivp.sizes.square_of:
+            defined[ivp.sizes.square_of] = sympy.sqrt(N)
+        for name, quantity in ivp.quantities:
+            defined[name] = _to_sympy(quantity, defined)
+        defined.update({IVP_PREFIX + k: v for k, v in list(defined.items())})
+    return _to_sympy(tree, defined)
+
+
+def _to_sympy(tree, defined: dict):
+    if isinstance(tree, Num):
+        return sympy.Integer(tree.value) if isinstance(tree.value, int) else sympy.Float(tree.value)
+    if isinstance(tree, Name):
+        if tree.id == "n":
+            return N
+        if tree.id in defined:
+            return defined[tree.id]
+        raise GenerationError(f"size expression uses '{tree.id}', which is not n or an IVP quantity")
+    if isinstance(tree, Unary) and tree.op == "-":
+        return -_to_sympy(tree.operand, defined)
+    if isinstance(tree, Binary) and tree.op in _ARITHMETIC:
+        left, right = _to_sympy(tree.left, defined), _to_sympy(tree.right, defined)
+        return {"+": left + right, "-": left - right, "*": left * right,
+                "/": left / right}[tree.op]
+    raise GenerationError(f"size expression {to_c(tree)} is not arithmetic in n")
+
+
+def as_arithmetic(tree):
+    """Calls and conditionals as arithmetic with the same operation count and array reads.
+
+    A call of k arguments becomes k - 1 operations between them (one multiplication by a
+    constant for k = 1); a comparison or logical operator becomes a subtraction; c ? a : b
+    becomes c * a when b is a literal, c * b when a is, else c * a + b (one operation more than
+    the select it stands for).
+    """
+    def rule(node):
+        if isinstance(node, Call):
+            args = list(node.args)
+            if len(args) == 1:
+                return Binary("*", args[0], Num(1.5, "1.5"))
+            out = args[0]
+            for arg in args[1:]:
+                out = Binary("+", out, arg)
+            return out
+        if isinstance(node, Binary) and node.op not in _ARITHMETIC:
+            return Binary("-", node.left, node.right)
+        if isinstance(node, Unary) and node.op == "!":
+            return node.operand
+        if isinstance(node, Cond):
+            if isinstance(node.other, Num):
+                return Binary("*", node.test, node.then)
+            if isinstance(node.then, Num):
+                return Binary("*", node.test, node.other)
+            return Binary("+", Binary("*", node.test, node.then), node.other)
+        return node
+    return rewrite(tree, rule)
+
+
+def _value_operations(trees: list, int_names: set) -> int:
+    return sum(sum(operation_counts(t.value, int_names).values()) for t in trees)
+
+
+def _array_reads(trees: list, arrays: set) -> int:
+    reads = {to_c(n) for t in trees for n in walk(t.value)
+             if isinstance(n, Index) and n.array in arrays}
+    for t in trees:
+        if t.op == "+=" and isinstance(t.target, Index) and t.target.array in arrays:
+            reads.add(to_c(t.target))
+    return len(reads)
+
+
+class _FormWriter:
+    def __init__(self, template: KernelTemplate, variant: str, method: Method, ivp: IVP):
+        self.template = template
+        self.variant = variant
+        self.method = method
+        self.ivp = ivp
+        self.writer = KernelWriter(template, variant, method, ivp)
+        self.rename = ivp_names(ivp)
+        self.int_names = {"j", "n"} | {r.id for r in self.rename.values()
+                                       if r.id[len(IVP_PREFIX):] in ivp.int_names}
+        self.arrays = set(self.writer.params)
+        self.local_arrays = {d.name for d in template.locals if d.dims}
+        self.index_symbols = {"j": sympy.Symbol("j", integer=True)}
+        self.expansions = {}
+        for name in sorted(self.int_names - {"j", "n"}):
+            symbol = sympy.Symbol(name, positive=True, integer=True)
+            self.index_symbols[name] = symbol
+            self.expansions[symbol] = sympy_of(Name(name), ivp)
+        self._indices: dict[str, object] = {}
+        self.parts: list[tuple] = []     # (trees, block number or None, Block or None)
+        self.omitted: list[str] = []
+
+    # structure --------------------------------------------------------------------------------
+    def items(self, items: tuple, values: dict) -> None:
+        for item in items:
+            if isinstance(item, Directive):
+                continue      # scalar work outside the component loop: no loop to model
+            if item.var == COMPONENT_LOOP:
+                self.component_loop(item, values)
+                continue
+            for v in self._range(item, values):
+                self.items(item.body, {**values, item.var: v})
+
+    def _range(self, loop: Loop, values: dict) -> range:
+        lower = self.writer.constant(loop.lower, values)
+        upper = self.writer.constant(loop.upper, values)
+        if lower is None or upper is None:
+            raise GenerationError(f"{self.template.path}: loop over {loop.var} needs bounds known "
+                                  "from s")
+        return range(lower, upper)
+
+    def component_loop(self, loop: Loop, values: dict) -> None:
+        if not self.writer.has_rhs(loop.body):
+            self.parts.append((self.statements(loop.body, values, None), None, None))
+            return
+        for number, block in enumerate(self.ivp.components):
+            size = self.block_iterations(block)
+            if N not in size.free_symbols:
+                self.omitted.append(f"component block {number} ({size} components, independent "
+                                    "of n)")
+                continue
+            self.parts.append((self.statements(loop.body, values, block), number, block))
+
+    def block_iterations(self, block: Block):
+        size = sympy_of(block.size, self.ivp)
+        if block.repeat is not None:
+            size = size * sympy_of(block.repeat, self.ivp)
+        return sympy.simplify(size)
+
+    def statements(self, items: tuple, values: dict, block) -> list:
+        out = []
+        for item in items:
+            if isinstance(item, Loop):
+                if item.var == COMPONENT_LOOP:
+                    raise GenerationError(f"{self.template.path}: a loop over j inside a loop over j")
+                for v in self._range(item, values):
+                    out += self.statements(item.body, {**values, item.var: v}, block)
+                continue
+            lowered = self.writer.lower(self.template.computation(item.args[0]), values, block)
+            if lowered.op == "=" and lowered.value == lowered.target:
+                continue
+            if lowered.op == "+=" and isinstance(lowered.value, Num) and lowered.value.value == 0:
+                continue
+            out.append(lowered)
+        return out
+
+    # one loop ---------------------------------------------------------------------------------
+    def part(self, trees: list, number, block) -> KerncraftPart:
+        source_ops = _value_operations(trees, self.int_names)
+        source_loads = _array_reads(trees, self.arrays)
+        if block is None:
+            start, iterations = Num(0, "0"), N
+        else:
+            start = substitute(block.first, self.rename)
+            if block.repeat is not None:
+                start = Binary("+", start, substitute(block.stride, self.rename))
+            iterations = self.block_iterations(block)
+        shift = {"j": Binary("+", Name("j"), start)} if block is not None else {}
+        plain = [self.plain(t, shift) for t in trees]
+        trip = substitute(block.size, self.rename) if block is not None else Name("n")
+        code, extents, defines, loads = self.print_loop(plain, trip, iterations)
+        ops = sum(sum(operation_counts(t.value, self.int_names).values()) for t in plain)
+        return KerncraftPart(code, hashlib.sha256(code.encode()).hexdigest()[:16], 1, iterations,
+                             extents, defines, ops, loads, source_ops, source_loads, number)
+
+    def plain(self, tree: Assign, shift: dict) -> Assign:
+        """Rows of s x n arrays as arrays of their own, locals as scalars, j shifted to the block."""
+        if tree.op == "+=":
+            tree = Assign(tree.target, "=", Binary("+", tree.target, tree.value))
+
+        def rows(node):
+            if isinstance(node, Index) and node.array in self.local_arrays:
+                return Name(node.array + "_" + "_".join(to_c(i) for i in node.indices))
+            if isinstance(node, Index) and node.array in self.arrays and len(node.indices) == 2:
+                row = self.writer.constant(node.indices[0], {})
+                if row is None:
+                    raise GenerationError(f"{self.template.path}: row {to_c(node.indices[0])} "
+                                          f"of {node.array} is not known from s")
+                return Index(f"{node.array}_{row}", (substitute(node.indices[1], shift),))
+            if isinstance(node, Index) and node.array in self.arrays:
+                return Index(node.array, tuple(substitute(i, shift) for i in node.indices))
+            return node
+
+        target = rewrite(tree.target, rows)
+        value = rewrite(tree.value, rows)
+
+        return Assign(target, "=", as_arithmetic(self.integers_as_scalars(value)))
+
+    def integers_as_scalars(self, tree):
+        """Integer-typed parts of a value (j + 1, N) as one scalar each: C computes them in
+        integer registers, outside the floating-point count."""
+        if isinstance(tree, Index) or isinstance(tree, Num):
+            return tree
+        if static_is_int(tree, self.int_names) and names(tree) \
+                and names(tree) <= self.int_names and not any(isinstance(x, Index) for x in walk(tree)):
+            return Name("int_" + re.sub(r"\W+", "_", to_c(tree)))
+        if isinstance(tree, Binary):
+            return Binary(tree.op, self.integers_as_scalars(tree.left),
+                          self.integers_as_scalars(tree.right))
+        if isinstance(tree, Unary):
+            return Unary(tree.op, self.integers_as_scalars(tree.operand))
+        if isinstance(tree, Call):
+            return Call(tree.func, tuple(self.integers_as_scalars(a) for a in tree.args))
+        if isinstance(tree, Cond):
+            return Cond(*(self.integers_as_scalars(x) for x in (tree.test, tree.then, tree.other)))
+        return tree
+
+    @staticmethod
+    def _outside_indices(tree, fn):
+        """Apply fn bottom-up to the value part of a tree, not inside array subscripts."""
+        if isinstance(tree, Index):
+            return fn(tree)
+        if isinstance(tree, Binary):
+            return fn(Binary(tree.op, _FormWriter._outside_indices(tree.left, fn),
+                             _FormWriter._outside_indices(tree.right, fn)))
+        if isinstance(tree, Unary):
+            return fn(Unary(tree.op, _FormWriter._outside_indices(tree.operand, fn)))
+        if isinstance(tree, Call):
+            return fn(Call(tree.func, tuple(_FormWriter._outside_indices(a, fn) for a in tree.args)))
+        if isinstance(tree, Cond):
+            return fn(Cond(*(_FormWriter._outside_indices(x, fn)
+                             for x in (tree.test, tree.then, tree.other))))
+        return fn(tree)
+
+    def index_of(self, tree):
+        """A subscript as sympy, j and the IVP's integer quantities as symbols (memoised)."""
+        key = to_c(tree)
+        if key not in self._indices:
+            self._indices[key] = _to_sympy(tree, self.index_symbols)
+        return self._indices[key]
+
+    def row_layout(self, trees: list):
+        """kerncraft splits subscripts only along declared dimensions: where subscripts carry a
+        quantity q (j + 2 N), arrays are declared [n / q][q]; returns (q, n / q) or None."""
+        symbols = set()
+        for tree in trees:
+            for node in walk(tree):
+                if isinstance(node, Index) and node.array in self.plain_arrays_of(trees):
+                    for index in node.indices:
+                        symbols |= self.index_of(index).free_symbols
+        symbols -= {self.index_symbols["j"]}
+        if len(symbols) != 1:
+            return None
+        q = symbols.pop()
+        if q == N:
+            return None
+        rows = sympy.simplify(N / sympy_of(Name(str(q)), self.ivp))
+        if rows.is_Integer and rows > 0:
+            return q, str(int(rows))
+        expanded = sympy_of(Name(str(q)), self.ivp)
+        if sympy.simplify(rows - expanded) == 0:
+            return q, str(q)
+        return None
+
+    @staticmethod
+    def plain_arrays_of(trees: list) -> set:
+        return {n.array for t in trees for n in walk(t) if isinstance(n, Index)}
+
+    def print_loop(self, trees: list, trip, iterations) -> tuple:
+        """Canonical kerncraft C (arrays a0.., scalars s0.., literals k0.. by first use), the
+        arrays' extents, the names to define and the array reads per iteration."""
+        arrays: dict[str, str] = {}
+        scalars: dict[str, str] = {}
+        literals: dict[str, str] = {}
+        defines: dict[str, None] = {}
+        offsets: dict[str, list] = {}
+        layout = self.row_layout(trees)
+        j = self.index_symbols["j"]
+
+        def subscript(index):
+            expr = self.index_of(index)
+            offsets.setdefault(name_of[0], []).append(
+                sympy_of(Num(0, "0"), self.ivp) + expr.subs(j, 0).subs(self.expansions))
+            for symbol in expr.free_symbols - {j}:
+                defines.setdefault(str(symbol), None)
+            if layout is None:
+                return (index,)
+            q, _ = layout
+            row = expr.coeff(q)
+            rest = sympy.expand(expr - row * q)
+            return (Name(str(row)), Name(str(rest)))
+
+        name_of = [""]
+
+        def canonical(node):
+            if isinstance(node, Index):
+                name = arrays.setdefault(node.array, f"a{len(arrays)}")
+                name_of[0] = name
+                return Index(name, tuple(x for index in node.indices for x in subscript(index)))
+            if isinstance(node, Name):
+                return Name(scalars.setdefault(node.id, f"s{len(scalars)}"))
+            if isinstance(node, Num):
+                return Name(literals.setdefault(node.text, f"k{len(literals)}"))
+            return node
+
+        body = []
+        canonical_trees = []
+        for tree in trees:
+            value = self._outside_indices(tree.value, canonical)
+            target = canonical(tree.target)
+            canonical_trees.append(Assign(target, "=", value))
+            body.append(f"  {to_c(target)} = {to_c(value)};")
+        for part in walk(trip):
+            if isinstance(part, Name):
+                defines.setdefault(part.id, None)
+        defines.setdefault("n", None)
+        dims = "[n]" if layout is None else f"[{layout[1]}][{layout[0]}]"
+        lines = [f"double {name}{dims};" for name in arrays.values()]
+        lines += [f"double {name};" for name in list(scalars.values()) + list(literals.values())]
+        lines.append(f"for (long j = 0; j < {to_c(trip)}; ++j) {{")
+        lines += body + ["}"]
+        extents = tuple(sympy.Min(N, iterations + sympy.Max(*offs) - sympy.Min(*offs))
+                        for offs in offsets.values())
+        loads = _array_reads(canonical_trees, set(arrays.values()))
+        return "\n".join(lines) + "\n", extents, tuple(defines), loads
+
+    def form(self) -> KerncraftForm:
+        self.items(self.writer.program, {})
+        merged: dict[str, KerncraftPart] = {}
+        for trees, number, block in self.parts:
+            if not trees:
+                continue
+            part = self.part(trees, number, block)
+            if part.code_hash in merged:
+                first = merged[part.code_hash]
+                merged[part.code_hash] = KerncraftPart(**{**first.__dict__,
+                                                          "calls": first.calls + 1})
+            else:
+                merged[part.code_hash] = part
+        ivp = self.ivp.name if self.template.evaluates_rhs else ""
+        return KerncraftForm(self.template.name, self.variant, self.method.name, ivp,
+                             tuple(merged.values()), tuple(self.omitted))
+
+
+def kerncraft_form(template: KernelTemplate, variant: str, method: Method, ivp: IVP) -> KerncraftForm:
+    """The kerncraft form of one kernel variant for this method (and IVP, where it evaluates one)."""
+    return _FormWriter(template, variant, method, ivp).form()
+
+
+def operation_totals(form: KerncraftForm) -> Counter:
+    """Operations and loads per kernel call, summed over the parts at trip count 1 per part."""
+    totals: Counter = Counter()
+    for part in form.parts:
+        totals["operations"] += part.calls * part.operations
+        totals["source_operations"] += part.calls * part.source_operations
+        totals["loads"] += part.calls * part.loads
+        totals["source_loads"] += part.calls * part.source_loads
+    return totals

@@ -1,0 +1,197 @@
+"""The kerncraft adapter: ECM and roofline analyses of kerncraft-form loops, in-process; the only kerncraft importer."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+MODELS = ("ECM", "Roofline")
+POINTER_INCREMENT_FALLBACK = 8      # bytes: a scalar loop's store pointer step per iteration
+_MACHINES: dict = {}
+
+
+@dataclass(frozen=True)
+class KernelAnalysis:
+    """kerncraft's prediction for one loop at one size, or why there is none."""
+    status: str                          # "ok" or "failed"
+    model: str
+    n_sample: int
+    message: str = ""
+    cycles_per_cl: tuple = ()            # whole loop, per core count 1..cores per NUMA domain
+    iterations_per_cl: float = 0.0
+    saturation_cores: int = 0            # 0: the memory interface never saturates
+    contributions: dict = field(default_factory=dict)
+
+
+def versions() -> dict:
+    """kerncraft's and OSACA's versions ('missing' where one cannot be imported)."""
+    out = {}
+    for name in ("kerncraft", "osaca"):
+        try:
+            module = __import__(name)
+            out[name] = str(getattr(module, "__version__", None) or module.get_version())
+        except Exception:      # a broken install is reported, never raised
+            out[name] = "missing"
+    return out
+
+
+def _share_osaca_models() -> None:
+    """Load each OSACA architecture model once per process: OSACA reloads its pickled model for
+    every MachineModel it builds (about 0.5 s each, several per kernel), and reads it only."""
+    from osaca.semantics import hw_model
+    original = hw_model.MachineModel._get_cached
+    if getattr(original, "shared_per_process", False):
+        return
+    loaded: dict = {}
+
+    def shared(self, filepath):
+        key = str(filepath)
+        if key not in loaded:
+            loaded[key] = original(self, filepath)
+        return loaded[key]
+
+    shared.shared_per_process = True
+    hw_model.MachineModel._get_cached = shared
+
+
+def _machine(path: str, args):
+    from kerncraft.machinemodel import MachineModel
+    if path not in _MACHINES:
+        _MACHINES[path] = MachineModel(path, args=args)
+    return _MACHINES[path]
+
+
+def _arguments(machine_path: str, code_path: str, model: str, pointer_increment):
+    from kerncraft import kerncraft as cli
+    parser = cli.create_parser()
+    pmodel = "ECM" if model == "ECM" else "RooflineFLOP"
+    args = parser.parse_args(["-m", machine_path, "-p", pmodel, "-P", "LC", "-i", "OSACA",
+                              "--pointer-increment", str(pointer_increment), "-u", "cy/CL",
+                              code_path])
+    for handle in (args.machine, args.code_file):
+        handle.close()
+    return parser, args
+
+
+def _float(value) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return float(value["cy/CL"])
+
+
+def _ecm_results(results: dict) -> tuple:
+    construction = results["ECM Model Construction"]
+    ecm = results["ECM"]
+    contributions = {"T_comp": float(ecm[0])}
+    for name, value in zip(construction[1:-1], ecm[1:-1]):
+        contributions[name] = float(value)
+    for name, value in zip(construction[-1], ecm[-1]):
+        contributions[name] = float(value)
+    contributions["T_ECM"] = _float(results["total cycles"])
+    contributions["flops_per_iteration"] = float(results["flops per iteration"])
+    contributions["pointer_increment"] = int(results.get("pointer_increment") or 0)
+    if results.get("memory bandwidth kernel"):
+        contributions["memory_bandwidth_kernel"] = str(results["memory bandwidth kernel"])
+    cycles = tuple(_float(s["performance"]) for s in results["scaling prediction"])
+    saturation = results["scaling cores"]
+    return cycles, (0 if math.isinf(saturation) else int(saturation)), contributions
+
+
+def _roofline_results(results: dict, machine, cores: int) -> tuple:
+    """kerncraft's roofline: the slowest of its bottlenecks, in cy/CL for 1..cores cores."""
+    total = _float(results["min performance"])
+    bottleneck = results["mem bottlenecks"][results["bottleneck level"]]
+    contributions = {"T_roofline": total, "bottleneck_level": str(bottleneck.get("level", "")),
+                     "flops_per_iteration": float(results.get("flops per iteration", 0) or 0)}
+    cycles = tuple(total / p for p in range(1, cores + 1))
+    return cycles, 0, contributions
+
+
+def analyse(code: str, folder: str, machine_path: str, samples: tuple, model: str = "ECM"
+            ) -> list[KernelAnalysis]:
+    """Analyse one kerncraft-form loop at each sample (n, {name: value}); failures as results.
+
+    The in-core analysis runs once and serves every sample. kerncraft writes intermediates beside
+    the loop's file, so `folder` must be a folder of the project's own.
+    """
+    if model not in MODELS:
+        return [KernelAnalysis("failed", model, n, f"unknown model {model!r}, expected one of "
+                               f"{', '.join(MODELS)}") for n, _ in samples]
+    path = Path(folder) / "kernel.c"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(code)
+    message = ""
+    for increment in ("auto", POINTER_INCREMENT_FALLBACK):
+        try:
+            return _analyse(path, machine_path, samples, model, increment, message)
+        except (SystemExit, AssertionError, ValueError, RuntimeError, KeyError, IndexError,
+                TypeError, ImportError, OSError, ZeroDivisionError) as exc:
+            text = f"{type(exc).__name__}: {exc}".strip()
+            if "pointer_increment could not be detected" in text and increment == "auto":
+                message = (f"pointer increment not detected by kerncraft; assumed "
+                           f"{POINTER_INCREMENT_FALLBACK} bytes")
+                continue
+            return [KernelAnalysis("failed", model, n, _short(text)) for n, _ in samples]
+    return []
+
+
+def _short(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= 400 else text[:397] + "..."
+
+
+def _analyse(path: Path, machine_path: str, samples: tuple, model: str, increment,
+             note: str) -> list[KernelAnalysis]:
+    from kerncraft import models
+    from kerncraft.kernel import KernelCode
+    from kerncraft.pycparser_utils import clean_code
+    _share_osaca_models()
+    parser, args = _arguments(machine_path, str(path), model, increment)
+    machine = _machine(machine_path, args)
+    cores = int(machine["cores per NUMA domain"])
+    sink = io.StringIO()
+    with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+        kernel = KernelCode(clean_code(path.read_text()), filename=str(path), machine=machine,
+                            keep_intermediates=True)
+    out = []
+    for n, defines in samples:
+        kernel.clear_state()
+        for name, value in defines.items():
+            kernel.set_constant(name, int(value))
+        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+            if model == "ECM":
+                analysis = models.ECM(kernel, machine, args, parser)
+                analysis.analyze()
+                cycles, saturation, contributions = _ecm_results(analysis.results)
+            else:
+                analysis = models.RooflineFLOP(kernel, machine, args, parser)
+                analysis.analyze()
+                analysis.results["flops per iteration"] = sum(kernel._flops.values())
+                cycles, saturation, contributions = _roofline_results(analysis.results, machine,
+                                                                       cores)
+        contributions.update(_traffic(analysis.results))
+        per_cl = float(analysis.results.get("iterations per cacheline")
+                       or machine["cacheline size"] / 8)
+        out.append(KernelAnalysis("ok", model, int(n), note, tuple(cycles[:cores]), per_cl,
+                                  saturation, contributions))
+    return out
+
+
+def _traffic(results: dict) -> dict:
+    """Cache lines loaded and stored per level per cache line of work (kerncraft's predictor)."""
+    out = {}
+    for key in ("misses", "hits", "evicts"):
+        values = results.get(key)
+        if isinstance(values, (list, tuple)):
+            out[key] = [float(v) for v in values]
+    return out
+
+
+def worker_environment() -> None:
+    """Keep kerncraft's compiler calls to one thread each; analyses run one per process."""
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
