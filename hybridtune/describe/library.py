@@ -27,6 +27,11 @@ def machines_dir() -> Path:
     return Path(os.environ.get("HYBRIDTUNE_MACHINES", PROJECT_ROOT / "data" / "machines"))
 
 
+def cache_root() -> Path:
+    """The project's cache of intermediates (builds, kerncraft's files): safe to delete."""
+    return Path(os.environ.get("HYBRIDTUNE_CACHE", PROJECT_ROOT / "data" / "cache"))
+
+
 def folder(kind: str) -> Path:
     return machines_dir() if kind == "machine" else scenarios_dir() / FOLDERS[kind]
 

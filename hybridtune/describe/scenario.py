@@ -16,6 +16,7 @@ from hybridtune.describe.source import Node, Source
 from hybridtune.errors import DescriptionError
 
 STRATEGIES = ("preselect", "top_k", "run_all")
+PREDICTION_MODELS = ("ECM", "Roofline")
 
 
 @dataclass(frozen=True)
@@ -58,10 +59,16 @@ class Scenario:
     strategy: Strategy
     path: str = ""
     specialise_n: bool = False    # generate code with n fixed (one build per n) or n at run time
+    model: str = "ECM"            # the offline model: kerncraft's ECM or its (faster) roofline
 
     @property
     def template_map(self) -> dict:
         return {t.name: t for t in self.templates}
+
+    @property
+    def on_host(self) -> bool:
+        """Whether the machine is `host`: this machine, so its measured costs apply."""
+        return self.machine_note.startswith(library.HOST + ":")
 
 
 def _names(node: Node) -> list[tuple[str, Node]]:
@@ -142,7 +149,7 @@ def parse_scenario(source: Source) -> Scenario:
     root = Node.root(source)
     fields = root.mapping(required=("methods", "ivps", "skeletons", "machine", "n", "threads"),
                           optional=("name", "kernels", "strategy", "kind", "description",
-                                    "specialise_n"))
+                                    "specialise_n", "model"))
     base = Path(source.path).parent
     methods = tuple(load_named("method", ref, base, where) for ref, where in
                     _names(fields["methods"]))
@@ -188,5 +195,11 @@ def parse_scenario(source: Source) -> Scenario:
         specialise = fields["specialise_n"].value
         if not isinstance(specialise, bool):
             raise fields["specialise_n"].error("true or false")
+    model = "ECM"
+    if "model" in fields:
+        model = fields["model"].string()
+        if model not in PREDICTION_MODELS:
+            raise fields["model"].error(f"one of {', '.join(PREDICTION_MODELS)}")
     return Scenario(name, methods, ivps, tuple(templates.values()), skeletons, machine, note,
-                    sizes, threads, _strategy(fields.get("strategy")), source.path, specialise)
+                    sizes, threads, _strategy(fields.get("strategy")), source.path, specialise,
+                    model)

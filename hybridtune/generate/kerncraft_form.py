@@ -148,6 +148,7 @@ class _FormWriter:
             self.index_symbols[name] = symbol
             self.expansions[symbol] = sympy_of(Name(name), ivp)
         self._indices: dict[str, object] = {}
+        self._iterations: dict = {}
         self.parts: list[tuple] = []     # (trees, block number or None, Block or None)
         self.omitted: list[str] = []
 
@@ -183,10 +184,12 @@ class _FormWriter:
             self.parts.append((self.statements(loop.body, values, block), number, block))
 
     def block_iterations(self, block: Block):
-        size = sympy_of(block.size, self.ivp)
-        if block.repeat is not None:
-            size = size * sympy_of(block.repeat, self.ivp)
-        return sympy.simplify(size)
+        if block not in self._iterations:
+            size = sympy_of(block.size, self.ivp)
+            if block.repeat is not None:
+                size = size * sympy_of(block.repeat, self.ivp)
+            self._iterations[block] = sympy.expand(size)
+        return self._iterations[block]
 
     def statements(self, items: tuple, values: dict, block) -> list:
         out = []
@@ -296,7 +299,7 @@ class _FormWriter:
         symbols = set()
         for tree in trees:
             for node in walk(tree):
-                if isinstance(node, Index) and node.array in self.plain_arrays_of(trees):
+                if isinstance(node, Index):
                     for index in node.indices:
                         symbols |= self.index_of(index).free_symbols
         symbols -= {self.index_symbols["j"]}
@@ -312,10 +315,6 @@ class _FormWriter:
         if sympy.simplify(rows - expanded) == 0:
             return q, str(q)
         return None
-
-    @staticmethod
-    def plain_arrays_of(trees: list) -> set:
-        return {n.array for t in trees for n in walk(t) if isinstance(n, Index)}
 
     def print_loop(self, trees: list, trip, iterations) -> tuple:
         """Canonical kerncraft C (arrays a0.., scalars s0.., literals k0.. by first use), the
@@ -370,7 +369,7 @@ class _FormWriter:
         lines += [f"double {name};" for name in list(scalars.values()) + list(literals.values())]
         lines.append(f"for (long j = 0; j < {to_c(trip)}; ++j) {{")
         lines += body + ["}"]
-        extents = tuple(sympy.Min(N, iterations + sympy.Max(*offs) - sympy.Min(*offs))
+        extents = tuple(sympy.Min(N, iterations + sympy.Max(*set(offs)) - sympy.Min(*set(offs)))
                         for offs in offsets.values())
         loads = _array_reads(canonical_trees, set(arrays.values()))
         return "\n".join(lines) + "\n", extents, tuple(defines), loads

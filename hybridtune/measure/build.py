@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from hybridtune.describe.library import PROJECT_ROOT
+from hybridtune.describe.library import PROJECT_ROOT, cache_root
 from hybridtune.errors import HybridtuneError
 
 NATIVE = PROJECT_ROOT / "native"
@@ -55,7 +55,7 @@ def toolchain_identity(cc: str) -> str:
 
 
 def cache_dir() -> Path:
-    return Path(os.environ.get("HYBRIDTUNE_CACHE", PROJECT_ROOT / "data" / "cache")) / "build"
+    return cache_root() / "build"
 
 
 def _key(parts: list[bytes]) -> str:

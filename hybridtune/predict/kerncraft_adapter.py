@@ -9,7 +9,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-MODELS = ("ECM", "Roofline")
+from hybridtune.describe.scenario import PREDICTION_MODELS as MODELS
+
 POINTER_INCREMENT_FALLBACK = 8      # bytes: a scalar loop's store pointer step per iteration
 _MACHINES: dict = {}
 

@@ -1,0 +1,165 @@
+"""The offline stages in order: kernel forms -> kernel predictions -> variant predictions -> rankings, reusing the store."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+
+from hybridtune.describe.scenario import Scenario
+from hybridtune.generate.kerncraft_form import kerncraft_form
+from hybridtune.generate.pool import build_pool
+from hybridtune.measure.runner import node_name
+from hybridtune.pipeline import Configuration, configurations
+from hybridtune.predict import kerncraft_adapter
+from hybridtune.predict.communication import (BARRIER_KIND, BarrierFit, benchmark_records,
+                                              measure_barrier_fit)
+from hybridtune.predict.kernels import (analysis_rows, loop_jobs, loop_key, missing_jobs,
+                                        region_predictions, run_analyses)
+from hybridtune.predict.variants import kernel_breakdown, predict_variant, ranked
+
+
+@dataclass(frozen=True)
+class Ranking:
+    configuration: Configuration
+    predictions: tuple          # VariantPrediction, ranked
+
+
+@dataclass(frozen=True)
+class OfflineResult:
+    rankings: tuple
+    loops: int                  # distinct kerncraft-form loops of the pool
+    analyses: int               # kerncraft analyses this run (the others came from the store)
+    failed_loops: tuple         # (kernel names, message) of loops kerncraft could not analyse
+    barrier_note: str = ""
+    versions: dict = field(default_factory=dict)
+
+
+def kernel_forms(scenario: Scenario, method) -> dict:
+    """(template, kernel variant, IVP name or '') -> (form, IVP or None); a kernel that evaluates
+    no IVP has one form for all IVPs."""
+    forms = {}
+    for template in scenario.templates:
+        for variant in template.variants:
+            if template.evaluates_rhs:
+                for ivp in scenario.ivps:
+                    forms[(template.name, variant.name, ivp.name)] = (
+                        kerncraft_form(template, variant.name, method, ivp), ivp)
+            else:
+                forms[(template.name, variant.name, "")] = (
+                    kerncraft_form(template, variant.name, method, scenario.ivps[0]), None)
+    return forms
+
+
+def _stored_rows(store, machine_sha: str, model: str, versions: dict) -> list[dict]:
+    if store is None:
+        return []
+    frame = store.frame("kernel_predictions")
+    if frame.empty:
+        return []
+    keep = ((frame["machine_sha256"] == machine_sha) & (frame["model"] == model)
+            & (frame["kerncraft_version"] == versions["kerncraft"])
+            & (frame["osaca_version"] == versions["osaca"]))
+    return frame[keep].to_dict("records")
+
+
+def barrier_fit(scenario: Scenario, max_threads: int, store) -> tuple[BarrierFit | None, str]:
+    """The barrier cost of this machine (stored, else measured and stored); none for other machines."""
+    if not scenario.on_host:
+        return None, (f"no barrier cost: {scenario.machine.name} is not this machine, t_com "
+                      "counted as 0")
+    host = node_name()
+    if store is not None:
+        fits = store.frame("comm_fits")
+        for record in reversed(fits.to_dict("records")) if not fits.empty else []:
+            if record["kind"] != BARRIER_KIND:
+                continue
+            fit = BarrierFit.from_record(record)
+            if fit.data.get("host") == host and max(fit.data.get("threads", [0])) >= max_threads:
+                return fit, f"barrier cost from the store ({fit.note})"
+    fit, samples = measure_barrier_fit(max_threads)
+    fit = BarrierFit(fit.kind, fit.form, fit.a, fit.b, fit.cv_error, fit.validated, fit.note,
+                     {**fit.data, "host": host})
+    if store is not None:
+        store.append_many("comm_benchmarks", [_decoded(r, "samples") for r in benchmark_records(samples)])
+        store.append_many("comm_fits", [_decoded(fit.as_record(), "data")])
+    return fit, f"barrier cost measured ({fit.note})"
+
+
+def _decoded(record: dict, column: str) -> dict:
+    return {**record, column: json.loads(record[column])}
+
+
+def predict_scenario(scenario: Scenario, n: int | None = None, threads: list[int] | None = None,
+                     store=None, workers: int | None = None, on_loop=None) -> OfflineResult:
+    """Rank the scenario's pool for every configuration; kernel analyses come from the store
+    where it has them, the rest run in parallel and are stored as each finishes."""
+    machine = scenario.machine
+    versions = kerncraft_adapter.versions()
+    configs = list(configurations(scenario, n, threads))
+    max_threads = max(c.threads for c in configs)
+    fit, note = barrier_fit(scenario, max_threads, store)
+    rankings, failed, loops, analyses = [], {}, 0, 0
+    for method in scenario.methods:
+        forms = kernel_forms(scenario, method)
+        jobs = loop_jobs(list(forms.values()), machine)
+        form_keys = {key: [loop_key(part, ivp) for part in form.parts]
+                     for key, (form, ivp) in forms.items()}
+        loops += len(jobs)
+        rows = _stored_rows(store, machine.sha256, scenario.model, versions)
+        known = region_predictions(rows)
+        todo = missing_jobs(jobs, known)
+
+        def finished(job, results):
+            new = analysis_rows(job, results, machine, scenario.model, versions)
+            rows.extend(new)
+            if store is not None:
+                store.append_many("kernels", [{"code_hash": job.key, "name": job.names[0],
+                                               "template": job.names[0].split("/")[0],
+                                               "variant": job.names[0].split("/")[1],
+                                               "ivp": job.names[0].split("/")[3],
+                                               "method": method.name, "code": job.part.code}])
+                store.append_many("kernel_predictions", new)
+            if on_loop:
+                on_loop(job, results)
+
+        analyses += run_analyses(todo, machine, scenario.model, workers, on_job=finished)
+        known = region_predictions(rows)
+        for job in jobs.values():
+            for region in job.regions:
+                prediction = known.get((job.key, region.level))
+                if prediction is not None and prediction.status != "ok":
+                    failed[job.key] = (job.names, prediction.message)
+        pool = build_pool(scenario.skeletons, scenario.template_map, method)
+        skeletons = {s.name: s for s in scenario.skeletons}
+        for config in (c for c in configs if c.method is method):
+            breakdowns = {}
+            for (template, variant, ivp_name), (form, ivp) in forms.items():
+                if ivp_name not in ("", config.ivp.name):
+                    continue
+                form_jobs = [jobs[key] for key in form_keys[(template, variant, ivp_name)]]
+                breakdowns[(template, variant)] = kernel_breakdown(
+                    form, form_jobs, known, machine, config.n, config.threads)
+            t_barrier = fit.seconds(config.threads) if fit else 0.0
+            predictions = [predict_variant(v, skeletons[v.skeleton], breakdowns, method,
+                                           config.ivp.name, config.n, config.threads, t_barrier)
+                           for v in pool.variants]
+            ranking = ranked(predictions)
+            rankings.append(Ranking(config, tuple(ranking)))
+            if store is not None:
+                store.append_many("variant_predictions", [_prediction_row(scenario, p)
+                                                          for p in ranking])
+    return OfflineResult(tuple(rankings), loops, analyses,
+                         tuple(failed.values()), note, versions)
+
+
+def _prediction_row(scenario: Scenario, p) -> dict:
+    compact = [{"template": k["template"], "variant": k["variant"], "calls": k["calls_per_step"],
+                "seconds": k["seconds"],
+                "parts": [{"loop": q["loop"], "level": q["level"], "seconds": q["seconds"]}
+                          for q in k["parts"]]} for k in p.kernels]
+    return {"scenario": scenario.name, "method": p.method, "ivp": p.ivp, "n": p.n,
+            "cores": p.cores, "variant": p.id,
+            "predicted_s": p.predicted_s if math.isfinite(p.predicted_s) else float("nan"),
+            "t_com_s": p.t_com_s, "rank": p.rank, "model": scenario.model,
+            "breakdown": {"kernels": compact, "message": p.message}}

@@ -1,0 +1,1 @@
+"""Offline predictions: kerncraft ECM and roofline, working sets, communication cost, ranking."""

@@ -1,0 +1,111 @@
+"""Variant predictions: theta = sum over kernels of phi times calls per step, plus barriers times t_barrier."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from hybridtune.describe.machine import Machine
+from hybridtune.describe.skeleton import Skeleton
+from hybridtune.generate.kerncraft_form import KerncraftForm
+from hybridtune.generate.pool import Variant
+from hybridtune.predict.kernels import LoopJob, LoopPrediction
+from hybridtune.predict.working_set import evaluator, level_for
+
+
+@dataclass(frozen=True)
+class VariantPrediction:
+    """Predicted seconds per time step of one variant for one (method, IVP, n, cores)."""
+    id: str
+    skeleton: str
+    method: str
+    ivp: str
+    n: int
+    cores: int
+    status: str                      # "ok" or "failed" (never ranked)
+    predicted_s: float = float("nan")
+    t_com_s: float = 0.0
+    barriers: int = 0
+    kernels: tuple = field(default=(), compare=False)   # per kernel: dict breakdown
+    message: str = ""
+    rank: int = 0
+
+
+def calls_per_step(skeleton: Skeleton, template: str, m: int, s: int) -> int:
+    return skeleton.count(lambda d: d.name == "KERNEL" and d.args[0] == template, m, s)
+
+
+def _region(job: LoopJob, level: str, machine: Machine):
+    """The job's region of that level, else the nearest one in the order of the levels."""
+    names = [lvl.name for lvl in machine.levels]
+    wanted = names.index(level)
+    return min(job.regions, key=lambda r: (abs(names.index(r.level) - wanted), -names.index(r.level)))
+
+
+def part_seconds(job: LoopJob, prediction: LoopPrediction, machine: Machine, n: int,
+                 cores: int) -> float:
+    """phi = alpha(cores) * iterations / iterations per cache line / clock."""
+    iterations = evaluator(job.part.iterations)(n)
+    return prediction.cycles_per_cl[cores - 1] * max(iterations, 0.0) \
+        / prediction.iterations_per_cl / machine.clock_hz
+
+
+def kernel_breakdown(form: KerncraftForm, jobs: list[LoopJob], predictions: dict,
+                     machine: Machine, n: int, cores: int) -> dict:
+    """Seconds of one call of the kernel and where they go, or the reason there is no number."""
+    parts, total = [], 0.0
+    for part, job in zip(form.parts, jobs):
+        level = level_for(part.working_set_bytes, machine, n, cores)
+        region = _region(job, level, machine)
+        prediction = predictions.get((job.key, region.level))
+        if prediction is None or prediction.status != "ok":
+            why = prediction.message if prediction else "no prediction stored"
+            return {"template": form.template, "variant": form.variant, "failed": True,
+                    "message": f"loop {job.key} in {region.level}: {why}"}
+        if cores > len(prediction.cycles_per_cl):
+            return {"template": form.template, "variant": form.variant, "failed": True,
+                    "message": f"{cores} cores asked, the machine file gives "
+                               f"{len(prediction.cycles_per_cl)} per NUMA domain"}
+        seconds = part.calls * part_seconds(job, prediction, machine, n, cores)
+        total += seconds
+        parts.append({"loop": job.key, "level": region.level, "calls": part.calls,
+                      "cycles_per_cl": prediction.cycles_per_cl[cores - 1], "seconds": seconds,
+                      "contributions": prediction.contributions})
+    return {"template": form.template, "variant": form.variant, "failed": False,
+            "seconds_per_call": total, "parts": parts, "omitted": list(form.omitted)}
+
+
+def predict_variant(variant: Variant, skeleton: Skeleton, breakdowns: dict, method, ivp_name: str,
+                    n: int, cores: int, t_barrier_s: float) -> VariantPrediction:
+    """Sum the kernels' shares; breakdowns maps (template, kernel variant) to kernel_breakdown."""
+    kernels, total = [], 0.0
+    m, s = method.corrector_steps, method.stages
+    for template, name in variant.kernels:
+        share = breakdowns[(template, name)]
+        calls = calls_per_step(skeleton, template, m, s)
+        if share["failed"]:
+            return VariantPrediction(variant.id, variant.skeleton, method.name, ivp_name, n, cores,
+                                     "failed", message=f"{template}/{name}: {share['message']}")
+        seconds = calls * share["seconds_per_call"]
+        total += seconds
+        kernels.append({"template": template, "variant": name, "calls_per_step": calls,
+                        "seconds": seconds, "parts": share["parts"]})
+    barriers = skeleton.communication_count("omp_barrier", m)
+    t_com = barriers * t_barrier_s
+    return VariantPrediction(variant.id, variant.skeleton, method.name, ivp_name, n, cores, "ok",
+                             total + t_com, t_com, barriers, tuple(kernels))
+
+
+def ranked(predictions: list[VariantPrediction]) -> list[VariantPrediction]:
+    """Predicted-fastest first, ranks from 1; failed predictions after them with rank 0."""
+    ok = sorted((p for p in predictions if p.status == "ok"), key=lambda p: (p.predicted_s, p.id))
+    failed = [p for p in predictions if p.status != "ok"]
+    return [replace(p, rank=i) for i, p in enumerate(ok, start=1)] + failed
+
+
+def as_json(prediction: VariantPrediction) -> dict:
+    data = {k: v for k, v in prediction.__dict__.items() if k != "kernels"}
+    data["kernels"] = [{k: v for k, v in kernel.items()} for kernel in prediction.kernels]
+    if data["predicted_s"] != data["predicted_s"]:
+        data["predicted_s"] = None
+    return data
+

@@ -1,0 +1,1 @@
+"""Pruning: from a ranking of predictions to the shortlist that is measured."""
