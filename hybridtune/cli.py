@@ -71,10 +71,31 @@ def _parser() -> argparse.ArgumentParser:
     measure.add_argument("--budget", type=float, default=5.0, help="timing seconds per variant")
     measure.add_argument("--strict", action="store_true", help="refuse more threads than cores")
     measure.add_argument("--json", action="store_true")
+    measure.add_argument("--db", metavar="FILE", help="store to append the measurements to "
+                         "(default: data/store/hybridtune.h5)")
 
-    tune = sub.add_parser("tune", help="the main job on a scenario (now: validate, show the pool)")
+    predict = sub.add_parser("predict", help="rank a scenario's pool by offline prediction")
+    predict.add_argument("scenario")
+    _add_selection(predict)
+    predict.add_argument("--head", type=int, default=10, help="ranked variants shown per "
+                         "configuration (default 10)")
+    predict.add_argument("--workers", type=int, help="parallel kerncraft analyses (default: cores)")
+    predict.add_argument("--json", action="store_true", help="print a JSON list of rankings")
+
+    tune = sub.add_parser("tune", help="the main job: predict, shortlist, measure the shortlist")
     tune.add_argument("scenario", nargs="?", default=None,
                       help="scenario file (default: scenarios/default.yaml)")
+    _add_selection(tune)
+    tune.add_argument("--head", type=int, default=5, help="ranked variants shown per configuration")
+    tune.add_argument("--ci", type=float, default=0.02,
+                      help="stop timing when the 95%% CI of the median is within this fraction")
+    tune.add_argument("--budget", type=float, default=2.0, help="timing seconds per variant")
+    tune.add_argument("--json", action="store_true")
+
+    machine = sub.add_parser("machine", help="machine files: probe this host")
+    machine_sub = machine.add_subparsers(dest="machine_command", required=True, parser_class=_Parser)
+    probe = machine_sub.add_parser("probe", help="write a kerncraft machine file for this host")
+    probe.add_argument("-o", "--output", required=True, metavar="FILE")
 
     method = sub.add_parser("method", help="write a collocation method's description file")
     method.add_argument("family", help="gauss, radauIA, radauIIA or lobattoIIIC")
@@ -82,6 +103,31 @@ def _parser() -> argparse.ArgumentParser:
     method.add_argument("-o", "--output", help="file to write (default: standard output)")
     method.add_argument("--name", help="method name (default: family and order)")
     return parser
+
+
+def _add_selection(parser) -> None:
+    parser.add_argument("-n", type=int, help="one size instead of the scenario's")
+    parser.add_argument("--threads", type=int, action="append", metavar="T",
+                        help="thread count (repeatable; default: the scenario's)")
+    parser.add_argument("--db", metavar="FILE", help="the store (default: data/store/hybridtune.h5)")
+
+
+def _open_store(path: str | None, scenario, command: str):
+    """The store in append mode with this command's run record."""
+    from hybridtune.describe.library import default_store
+    from hybridtune.measure.build import FLAGS, compiler
+    from hybridtune.store import Store
+    target = Path(path) if path else default_store()
+    if not target.parent.is_dir():
+        if path:
+            raise HybridtuneError(f"--db {path}: expected an existing folder {target.parent}")
+        target.parent.mkdir(parents=True, exist_ok=True)
+    machine = scenario.machine if scenario is not None else None
+    run = {"command": command, "argv": sys.argv[1:],
+           "machine_file": machine.path if machine else "",
+           "machine_sha256": machine.sha256 if machine else "",
+           "compiler": compiler(), "compiler_flags": " ".join(FLAGS)}
+    return Store.open(target, "a", run=run)
 
 
 def _write_atomically(path: str, write) -> None:
@@ -158,27 +204,92 @@ def _summary(scenario, rows: list[dict]) -> str:
             f"({kernel_variants} kernel variants); method {methods}")
 
 
+def _check_selection(args) -> None:
+    from hybridtune.errors import RequestError
+    if args.threads and min(args.threads) < 1:
+        raise RequestError(f"--threads: expected counts >= 1, got {min(args.threads)}")
+    if args.n is not None and args.n < 1:
+        raise RequestError(f"-n: expected a size >= 1, got {args.n}")
+    if getattr(args, "head", 1) < 0:
+        raise RequestError(f"--head: expected a count >= 0, got {args.head}")
+
+
+def _cmd_predict(args) -> int:
+    from hybridtune.offline import predict_scenario
+    from hybridtune.prune.shortlist import shortlist
+    from hybridtune.report.ranking import ranking_json, ranking_lines
+    _check_selection(args)
+    scenario = _load_scenario(args.scenario)
+    with _open_store(args.db, scenario, "predict") as store:
+        result = predict_scenario(scenario, args.n, args.threads, store, args.workers)
+    out = []
+    for ranking in result.rankings:
+        picked = shortlist(list(ranking.predictions), scenario.strategy)
+        if args.json:
+            config = ranking.configuration
+            out.append({"method": config.method.name, "ivp": config.ivp.name, "n": config.n,
+                        "threads": config.threads,
+                        "variants": ranking_json(list(ranking.predictions), picked)})
+        else:
+            print("\n".join(ranking_lines(ranking.configuration, list(ranking.predictions), picked,
+                                           args.head)))
+    if args.json:
+        print(json.dumps(out, indent=1))
+    else:
+        print(_offline_summary(scenario, result))
+    return 0
+
+
+def _offline_summary(scenario, result) -> str:
+    lines = [f"machine {scenario.machine.name} ({scenario.machine_note}); model {scenario.model}; "
+             f"{result.loops} distinct loops, {result.analyses} kerncraft analyses this run "
+             f"(kerncraft {result.versions.get('kerncraft')}, OSACA {result.versions.get('osaca')})",
+             result.barrier_note]
+    for names, message in result.failed_loops:
+        lines.append(f"warning: kerncraft could not analyse {names[0]}"
+                     f"{f' (and {len(names) - 1} more)' if len(names) > 1 else ''}: {message}")
+    return "\n".join(lines)
+
+
 def _cmd_tune(args) -> int:
     from hybridtune.describe.library import scenarios_dir
+    from hybridtune.errors import RequestError
+    from hybridtune.measure.runner import MeasureOptions
+    from hybridtune.offline import predict_scenario
+    from hybridtune.pipeline import measure_configuration, pool_for
+    from hybridtune.prune.shortlist import shortlist
+    from hybridtune.report.ranking import ranking_lines
+    from hybridtune.report.tuning import chosen_line, stored_measurements
+    _check_selection(args)
+    if not 0 < args.ci < 1 or not args.budget > 0:
+        raise RequestError("--ci: expected a fraction in (0, 1); --budget: expected seconds > 0")
     path = args.scenario or str(scenarios_dir() / "default.yaml")
     scenario = _load_scenario(path)
-    rows = _pool_rows(scenario)
-    print(f"scenario {scenario.name} ({path})")
-    print(f"  machine: {scenario.machine.name}; {scenario.machine_note}")
-    for ivp in scenario.ivps:
-        print(f"  ivp {ivp.name}: n = {', '.join(str(n) for n in scenario.sizes.for_ivp(ivp))}")
-    strategy = scenario.strategy
-    setting = {"preselect": f"within {strategy.deviation_percent:g}% of the best prediction",
-               "top_k": f"the best {strategy.k} predictions", "run_all": "every variant"}
-    print(f"  threads: {', '.join(str(t) for t in scenario.threads)}; strategy: "
-          f"{strategy.name} ({setting[strategy.name]})")
-    for skeleton in scenario.skeletons:
-        count = sum(1 for r in rows if r["skeleton"] == skeleton.name)
-        print(f"  skeleton {skeleton.name}: {count} variants, {skeleton.barrier_formula()} "
-              f"barriers per step ({', '.join(skeleton.templates)})")
-    for row in rows:
-        print(f"    {row['id']}  ({row['barriers_per_step']} barriers/step)")
-    print(_summary(scenario, rows))
+    print(f"scenario {scenario.name} ({path}): machine {scenario.machine.name}; "
+          f"{scenario.machine_note}", flush=True)
+    options = MeasureOptions(ci_target=args.ci, budget_s=args.budget)
+    report = []
+    with _open_store(args.db, scenario, "tune") as store:
+        result = predict_scenario(scenario, args.n, args.threads, store)
+        print(_offline_summary(scenario, result), flush=True)
+        pools = {m.name: pool_for(scenario, m) for m in scenario.methods}
+        for ranking in result.rankings:
+            config = ranking.configuration
+            predictions = list(ranking.predictions)
+            picked = shortlist(predictions, scenario.strategy)
+            print("\n".join(ranking_lines(config, predictions, picked, args.head)), flush=True)
+            done = stored_measurements(store, config)
+            todo = [pools[config.method.name][p.id] for p in picked if p.id not in done]
+            fresh = measure_configuration(
+                scenario, config, todo, options,
+                on_result=lambda r: store.append_many("measurements", [r.as_json()])) \
+                if todo else []
+            measured = {**done, **{m.id: m for m in fresh}}
+            line, record = chosen_line(config, predictions, picked, measured, len(todo))
+            print(line, flush=True)
+            report.append(record)
+    if args.json:
+        print(json.dumps(report, indent=1))
     return 0
 
 
@@ -209,9 +320,14 @@ def _cmd_measure(args) -> int:
                   f"{time} ({result.repetitions} reps)", flush=True)
 
     results = []
-    for config in configs:
-        results += measure_configuration(scenario, config, chosen[config.method.name], options,
-                                         on_result=show)
+    with _open_store(args.db, scenario, "measure") as store:
+        def keep(result):
+            store.append_many("measurements", [result.as_json()])
+            show(result)
+
+        for config in configs:
+            results += measure_configuration(scenario, config, chosen[config.method.name], options,
+                                             on_result=keep)
     if args.json:
         print(json.dumps([r.as_json() for r in results], indent=1))
     return 0
@@ -290,6 +406,18 @@ def _cmd_export(args) -> int:
     return 0
 
 
+def _cmd_machine(args) -> int:
+    from hybridtune.measure.probe import probe_machine, write_machine_file
+    target = Path(args.output)
+    if target.is_dir() or not (target.parent if str(target.parent) else Path(".")).is_dir():
+        raise HybridtuneError(f"-o {args.output}: expected a file path in an existing folder")
+    mapping = probe_machine()
+    write_machine_file(target, mapping)
+    print(f"wrote {target}: {mapping.get('model name')}, {mapping.get('clock')}, "
+          f"in-core model {dict(mapping.get('in-core model', {}))}")
+    return 0
+
+
 def _cmd_method(args) -> int:
     from hybridtune.collocation import FAMILIES, method_yaml
     if args.family not in FAMILIES:
@@ -306,7 +434,8 @@ def _cmd_method(args) -> int:
 
 COMMANDS = {"check": _cmd_check, "variants": _cmd_variants, "solve": _cmd_solve,
             "measure": _cmd_measure, "export": _cmd_export,
-            "tune": _cmd_tune, "method": _cmd_method}
+            "predict": _cmd_predict, "tune": _cmd_tune, "machine": _cmd_machine,
+            "method": _cmd_method}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -32,6 +32,11 @@ def cache_root() -> Path:
     return Path(os.environ.get("HYBRIDTUNE_CACHE", PROJECT_ROOT / "data" / "cache"))
 
 
+def default_store() -> Path:
+    """The store commands use without --db."""
+    return Path(os.environ.get("HYBRIDTUNE_STORE", PROJECT_ROOT / "data" / "store" / "hybridtune.h5"))
+
+
 def folder(kind: str) -> Path:
     return machines_dir() if kind == "machine" else scenarios_dir() / FOLDERS[kind]
 

@@ -1,0 +1,44 @@
+"""Rankings as text lines and JSON objects: the head of each configuration's ranking and its shortlist."""
+
+from __future__ import annotations
+
+import math
+
+from hybridtune.predict.variants import VariantPrediction, as_json
+
+
+def configuration_title(config) -> str:
+    return f"{config.method.name} {config.ivp.name} n={config.n} threads={config.threads}"
+
+
+def ranking_lines(config, ranking: list[VariantPrediction], shortlisted: list, head: int) -> list[str]:
+    ok = [p for p in ranking if p.status == "ok"]
+    failed = [p for p in ranking if p.status != "ok"]
+    lines = [f"{configuration_title(config)}: {len(ok)} ranked, {len(failed)} failed, "
+             f"{len(shortlisted)} shortlisted"]
+    if ok:
+        best = ok[0].predicted_s
+        lines.append(f"  {'rank':>4}  {'predicted s/step':>16}  {'t_com':>9}  {'vs best':>7}  variant")
+        for p in ok[:head]:
+            lines.append(f"  {p.rank:>4}  {p.predicted_s:>16.4e}  {p.t_com_s:>9.2e}  "
+                         f"{100 * (p.predicted_s / best - 1):>6.1f}%  {p.id}")
+        if len(ok) > head:
+            lines.append(f"  ... {len(ok) - head} more; worst {ok[-1].predicted_s:.4e} s "
+                         f"({ok[-1].predicted_s / best:.2f}x the best)")
+    for p in failed[:3]:
+        lines.append(f"  not ranked: {p.id}: {p.message[:160]}")
+    if len(failed) > 3:
+        lines.append(f"  ... {len(failed) - 3} more not ranked")
+    return lines
+
+
+def ranking_json(ranking: list[VariantPrediction], shortlisted: list) -> list[dict]:
+    chosen = {p.id for p in shortlisted}
+    out = []
+    for p in ranking:
+        data = as_json(p)
+        data["shortlisted"] = p.id in chosen
+        if isinstance(data.get("predicted_s"), float) and not math.isfinite(data["predicted_s"]):
+            data["predicted_s"] = None
+        out.append(data)
+    return out
