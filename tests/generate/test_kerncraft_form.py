@@ -1,0 +1,59 @@
+"""The kerncraft form: same operations and loads as the real kernel, one loop per nest and block."""
+
+from __future__ import annotations
+
+import sympy
+import pytest
+
+from hybridtune.describe.expr import parse_expression
+from hybridtune.describe.costs import operation_counts
+from hybridtune.describe.printing import to_c
+from hybridtune.generate.kerncraft_form import N, as_arithmetic, kerncraft_form, operation_totals
+
+
+def test_every_kernel_keeps_operations_and_loads(default_scenario, radau7):
+    checked = 0
+    for ivp in default_scenario.ivps:
+        for template in default_scenario.templates:
+            for variant in template.variants:
+                form = kerncraft_form(template, variant.name, radau7, ivp)
+                totals = operation_totals(form)
+                assert form.parts, (template.name, variant.name)
+                assert totals["operations"] == totals["source_operations"], (variant.name, ivp.name)
+                assert totals["loads"] == totals["source_loads"], (variant.name, ivp.name)
+                for part in form.parts:
+                    assert "fmax" not in part.code and "pow" not in part.code and "?" not in part.code
+                    assert part.code.count("for (") == 1
+                checked += 1
+    assert checked == 4 * 27
+
+
+@pytest.mark.parametrize("text, operations", [
+    ("exp(x)", 1), ("pow(x, 2.0)", 1), ("fmax(x, y) + z", 2),
+    ("x > 0.0 ? x : 0.0", 2), ("x > 0.0 ? 1.0 : y * y", 3)])
+def test_calls_and_conditionals_become_arithmetic(text, operations):
+    tree = parse_expression(text)
+    lowered = as_arithmetic(tree)
+    assert sum(operation_counts(lowered).values()) == operations
+    assert not any(name in to_c(lowered) for name in ("exp", "pow", "fmax", "?"))
+
+
+def test_loops_over_stages_become_repeated_parts(default_scenario, radau7):
+    template = default_scenario.template_map["LC"]
+    form = kerncraft_form(template, "LC_ijl", radau7, default_scenario.ivps[0])
+    # first term, the s - 1 = 3 identical i-iterations, the final update
+    assert [p.calls for p in form.parts] == [1, radau7.stages - 1, 1]
+    assert all(p.iterations == N for p in form.parts)
+    assert form.ivp == ""
+
+
+def test_rhs_blocks_keep_n_symbolic(default_scenario, radau7):
+    cusp = next(i for i in default_scenario.ivps if i.name == "Cusp")
+    form = kerncraft_form(default_scenario.template_map["RHS"], "RHS_jl", radau7, cusp)
+    assert len(form.parts) == 3                      # the three blocks of N - 2 components
+    assert len(form.omitted) == 6                    # the six single-component boundary blocks
+    for part in form.parts:
+        assert "[3][ivp_N]" in part.code             # rows of N: kerncraft splits j + 2N into [2][j]
+        assert set(part.defines) == {"ivp_N", "n"}
+        assert sympy.simplify(part.iterations - (N / 3 - 2)) == 0
+        assert float(part.working_set_bytes.subs(N, 3000)) > 0
