@@ -81,13 +81,9 @@ def barrier_fit(scenario: Scenario, max_threads: int, store) -> tuple[BarrierFit
     fit = BarrierFit(fit.kind, fit.form, fit.a, fit.b, fit.cv_error, fit.validated, fit.note,
                      {**fit.data, "host": host})
     if store is not None:
-        store.append_many("comm_benchmarks", [_decoded(r, "samples") for r in benchmark_records(samples)])
-        store.append_many("comm_fits", [_decoded(fit.as_record(), "data")])
+        store.append_many("comm_benchmarks", benchmark_records(samples))
+        store.append_many("comm_fits", [fit.as_record()])
     return fit, f"barrier cost measured ({fit.note})"
-
-
-def _decoded(record: dict, column: str) -> dict:
-    return {**record, column: json.loads(record[column])}
 
 
 def predict_scenario(scenario: Scenario, n: int | None = None, threads: list[int] | None = None,

@@ -1,0 +1,10 @@
+"""The HDF5 store every stage reads from and appends to: versioned tables, one writer, crash-safe appends."""
+
+from hybridtune.store.errors import (StoreError, StoreFormatError, StoreLockedError, StoreSchemaError,
+                                     StoreVersionError)
+from hybridtune.store.runs import run_defaults
+from hybridtune.store.schema import FORMAT, KINDS, SCHEMA_VERSION, TABLES, Table
+from hybridtune.store.store import Store
+
+__all__ = ["FORMAT", "KINDS", "SCHEMA_VERSION", "TABLES", "Store", "StoreError", "StoreFormatError",
+           "StoreLockedError", "StoreSchemaError", "StoreVersionError", "Table", "run_defaults"]
