@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import io
 import math
 import os
 from dataclasses import dataclass, field
+from importlib import metadata
 from pathlib import Path
 
 from hybridtune.describe.scenario import PREDICTION_MODELS as MODELS
@@ -29,13 +31,14 @@ class KernelAnalysis:
 
 
 def versions() -> dict:
-    """kerncraft's and OSACA's versions ('missing' where one cannot be imported)."""
+    """kerncraft's and OSACA's versions ('missing' where one cannot be found), without importing
+    them: importing kerncraft changes ruamel.yaml's resolvers for the whole process."""
     out = {}
     for name in ("kerncraft", "osaca"):
         try:
-            module = __import__(name)
-            out[name] = str(getattr(module, "__version__", None) or module.get_version())
-        except Exception:      # a broken install is reported, never raised
+            found = importlib.util.find_spec(name) is not None
+            out[name] = metadata.version(name) if found else "missing"
+        except (ValueError, ImportError, metadata.PackageNotFoundError):
             out[name] = "missing"
     return out
 

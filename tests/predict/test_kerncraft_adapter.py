@@ -1,0 +1,84 @@
+"""kerncraft in-process: ECM and roofline of real loops, and every kind of failure as a result."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from hybridtune.describe.library import PROJECT_ROOT
+from hybridtune.describe.loader import load_named
+from hybridtune.predict.kerncraft_adapter import analyse, versions
+from tests_support import SHARED_MACHINES
+
+SKYLAKE = str(PROJECT_ROOT / "data" / "machines" / "SkylakeSP_Gold-6148.yml")
+TRIAD = textwrap.dedent("""
+    double a0[n];
+    double a1[n];
+    double a2[n];
+    double s0;
+    for (long j = 0; j < n; ++j) {
+      a0[j] = a1[j] + s0 * a2[j];
+    }
+""")
+SAMPLES = ((1000, {"n": 1000}), (10 ** 7, {"n": 10 ** 7}))
+
+pytestmark = pytest.mark.slow
+
+
+def test_ecm_gives_every_core_count_and_the_contributions(tmp_path):
+    machine = load_named("machine", "SkylakeSP_Gold-6148", PROJECT_ROOT)
+    small, large = analyse(TRIAD, str(tmp_path / "k"), SKYLAKE, SAMPLES, "ECM")
+    assert small.status == large.status == "ok", (small.message, large.message)
+    assert len(small.cycles_per_cl) == machine.cores_per_numa_domain
+    assert small.iterations_per_cl == 8
+    assert small.contributions["flops_per_iteration"] == 2
+    assert small.contributions["T_L3MEM"] == 0 < large.contributions["T_L3MEM"]
+    assert large.cycles_per_cl[0] > small.cycles_per_cl[0]           # memory is slower than L1
+    assert large.saturation_cores > 0 and small.saturation_cores == 0
+    assert (tmp_path / "k" / "kernel.c").is_file()                   # intermediates stay there
+
+
+def test_roofline_is_the_fast_alternative(tmp_path):
+    [result] = analyse(TRIAD, str(tmp_path / "k"), SKYLAKE, SAMPLES[1:], "Roofline")
+    assert result.status == "ok", result.message
+    assert result.cycles_per_cl[0] > 0
+    assert result.cycles_per_cl[1] == pytest.approx(result.cycles_per_cl[0] / 2)
+
+
+def test_a_loop_kerncraft_cannot_parse_fails_with_its_reason(tmp_path):
+    code = TRIAD.replace("a1[j] + s0 * a2[j]", "exp(a1[j])")
+    [result] = analyse(code, str(tmp_path / "k"), SKYLAKE, SAMPLES[:1], "ECM")
+    assert result.status == "failed"
+    assert "AssertionError" in result.message or "supported" in result.message
+
+
+def test_a_machine_file_kerncraft_cannot_use_fails_per_loop(tmp_path):
+    broken = tmp_path / "broken.yml"
+    text = (SHARED_MACHINES / "SkylakeSP_Gold-6148.yml").read_text()
+    broken.write_text(text.replace("OSACA: SKX", "OSACA: NOSUCHARCH"))
+    [result] = analyse(TRIAD, str(tmp_path / "k"), str(broken), SAMPLES[:1], "ECM")
+    assert result.status == "failed" and result.message
+
+
+def test_missing_osaca_is_reported_not_raised(tmp_path):
+    # A fake: OSACA is installed here, so its absence is simulated by hiding the module.
+    script = textwrap.dedent(f"""
+        import sys
+        sys.modules["osaca"] = None
+        from hybridtune.predict.kerncraft_adapter import analyse, versions
+        [r] = analyse({TRIAD!r}, {str(tmp_path / 'k')!r}, {SKYLAKE!r}, ((1000, {{"n": 1000}}),))
+        print(r.status, versions()["osaca"], r.message[:60])
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    status, osaca_version, *_ = out.stdout.split()
+    assert status == "failed" and osaca_version == "missing"
+
+
+def test_versions_name_both_tools():
+    found = versions()
+    assert found["kerncraft"] not in ("", "missing") and found["osaca"] not in ("", "missing")

@@ -1,0 +1,99 @@
+"""The offline stages end to end on a small scenario: cold, then warm from the store, then a failing machine."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from hybridtune.describe.library import PROJECT_ROOT
+from hybridtune.describe.loader import load
+from hybridtune.offline import predict_scenario
+from hybridtune.prune.shortlist import shortlist, top_k, within_deviation
+from hybridtune.store import Store
+from tests_support import SHARED_MACHINES
+
+SMALL = PROJECT_ROOT / "tests" / "data" / "predict" / "small.scenario.yaml"
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def cold(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("offline")
+    os.environ["HYBRIDTUNE_CACHE"] = str(folder / "cache")
+    try:
+        scenario = load(SMALL, "scenario")
+        with Store.open(folder / "store.h5", "a", run={"command": "test"}) as store:
+            first = predict_scenario(scenario, store=store)
+        with Store.open(folder / "store.h5", "a", run={"command": "test"}) as store:
+            second = predict_scenario(scenario, store=store)
+            frames = {t: store.frame(t) for t in ("kernels", "kernel_predictions",
+                                                  "variant_predictions")}
+    finally:
+        del os.environ["HYBRIDTUNE_CACHE"]
+    return scenario, first, second, frames, folder
+
+
+def test_cold_run_analyses_every_loop_once_and_ranks_the_pool(cold):
+    scenario, first, _, frames, folder = cold
+    assert first.analyses == first.loops > 0
+    assert not first.failed_loops
+    assert len(first.rankings) == 2 * 2                      # two sizes, two thread counts
+    for ranking in first.rankings:
+        ok = [p for p in ranking.predictions if p.status == "ok"]
+        assert len(ok) == 32
+        assert [p.rank for p in ok] == list(range(1, 33))
+        assert all(a.predicted_s <= b.predicted_s for a, b in zip(ok, ok[1:]))
+        best = ok[0]
+        assert best.predicted_s == pytest.approx(sum(k["seconds"] for k in best.kernels)
+                                                 + best.t_com_s)
+        assert best.barriers == 1 + scenario.methods[0].corrector_steps        # skeleton F: m + 1
+    assert len(frames["kernels"]) == first.loops
+    assert set(frames["kernel_predictions"]["status"]) == {"ok"}
+    assert (folder / "cache" / "kerncraft").is_dir()
+
+
+def test_warm_run_reuses_every_prediction(cold):
+    _, first, second, frames, _ = cold
+    assert second.analyses == 0 and second.loops == first.loops
+    for a, b in zip(first.rankings, second.rankings):
+        assert [p.id for p in a.predictions] == [p.id for p in b.predictions]
+        assert [p.predicted_s for p in a.predictions] == [p.predicted_s for p in b.predictions]
+    assert len(frames["variant_predictions"]) == 2 * 4 * 32
+
+
+def test_more_threads_predict_less_time_and_larger_n_more(cold):
+    _, first, _, _, _ = cold
+    best = {(r.configuration.n, r.configuration.threads): r.predictions[0].predicted_s
+            for r in first.rankings}
+    assert best[(6000, 2)] < best[(6000, 1)] < best[(600000, 1)]
+    assert best[(600000, 2)] < best[(600000, 1)]
+
+
+def test_shortlists(cold):
+    scenario, first, _, _, _ = cold
+    ranking = list(first.rankings[0].predictions)
+    picked = shortlist(ranking, scenario.strategy)
+    assert picked == within_deviation(ranking, 10)
+    assert picked[0] is ranking[0]
+    assert all(p.predicted_s <= 1.1 * ranking[0].predicted_s for p in picked)
+    assert len(within_deviation(ranking, 1000)) == 32
+    assert top_k(ranking, 3) == ranking[:3]
+
+
+def test_a_machine_kerncraft_cannot_use_marks_loops_failed_and_ranks_nothing(tmp_path, monkeypatch):
+    monkeypatch.setenv("HYBRIDTUNE_CACHE", str(tmp_path / "cache"))
+    broken = tmp_path / "broken.yml"
+    broken.write_text((SHARED_MACHINES / "SkylakeSP_Gold-6148.yml").read_text()
+                      .replace("OSACA: SKX", "OSACA: NOSUCHARCH"))
+    text = SMALL.read_text().replace("machine: SkylakeSP_Gold-6148", f"machine: {broken}")
+    text = text.replace("skeletons: [F]", "skeletons: [F]\nn: [6000]").replace(
+        "n: [6000, 600000]\n", "")
+    scenario_path = tmp_path / "broken.scenario.yaml"
+    scenario_path.write_text(text)
+    scenario = load(scenario_path, "scenario")
+    result = predict_scenario(scenario, threads=[1])
+    assert result.failed_loops and result.analyses == result.loops
+    for ranking in result.rankings:
+        assert all(p.status == "failed" and p.rank == 0 and p.message for p in ranking.predictions)
