@@ -11,6 +11,12 @@ from hybridtune.describe.library import PROJECT_ROOT
 from hybridtune.describe.loader import load, load_named
 
 
+@pytest.fixture(autouse=True)
+def own_store(tmp_path, monkeypatch):
+    """Commands run without --db write to a store of the test's own, never data/store."""
+    monkeypatch.setenv("HYBRIDTUNE_STORE", str(tmp_path / "default-store.h5"))
+
+
 @pytest.fixture(scope="session")
 def default_scenario():
     return load(PROJECT_ROOT / "scenarios" / "default.yaml", "scenario")

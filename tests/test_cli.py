@@ -49,13 +49,6 @@ def test_variants_json(capsys):
     assert row["barriers_per_step"] == 7   # m + 1 with m = 6
 
 
-def test_tune_prints_the_pool(capsys):
-    code, out, _ = run(capsys, "tune")
-    assert code == 0
-    assert "skeleton A: 48 variants, 2m + 2 barriers per step" in out
-    assert out.strip().splitlines()[-1].startswith("pool: 384 variants")
-
-
 def test_solve_json_and_out(capsys, tmp_path):
     out_file = tmp_path / "y.npy"
     code, out, _ = run(capsys, "solve", "--method", "radauIIA7", "--ivp", "IC", "-n", "50",

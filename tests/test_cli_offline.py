@@ -1,0 +1,99 @@
+"""predict and tune from the command line: rankings, JSON fields, resuming, and stores refused."""
+
+from __future__ import annotations
+
+import json
+
+import h5py
+import pytest
+
+from hybridtune.cli import main
+from hybridtune.describe.library import PROJECT_ROOT
+from hybridtune.store import Store
+
+SMALL = str(PROJECT_ROOT / "tests" / "data" / "predict" / "small.scenario.yaml")
+
+pytestmark = pytest.mark.slow
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory):
+    return str(tmp_path_factory.mktemp("cli") / "store.h5")
+
+
+def test_predict_json_ranks_with_a_breakdown(capsys, db):
+    code, out, err = run(capsys, "predict", SMALL, "--db", db, "-n", "6000", "--threads", "1",
+                         "--json")
+    assert code == 0, err
+    [config] = json.loads(out)
+    assert (config["ivp"], config["n"], config["threads"]) == ("InverterChain", 6000, 1)
+    variants = config["variants"]
+    assert len(variants) == 32
+    assert [v["rank"] for v in variants] == list(range(1, 33))
+    first = variants[0]
+    assert {"id", "predicted_s", "rank", "kernels", "t_com_s", "shortlisted"} <= set(first)
+    assert first["shortlisted"] and first["predicted_s"] > 0
+    kernels = first["kernels"]
+    assert {k["template"] for k in kernels} == {"RHS_LC_predictor", "RHS_LC", "RHS_Approx_Update"}
+    assert sum(k["seconds"] for k in kernels) + first["t_com_s"] == pytest.approx(first["predicted_s"])
+    assert all(part["cycles_per_cl"] > 0 for k in kernels for part in k["parts"])
+
+
+def test_predict_text_is_warm_the_second_time(capsys, db):
+    code, out, err = run(capsys, "predict", SMALL, "--db", db, "-n", "6000", "--threads", "1",
+                         "--head", "3")
+    assert code == 0, err
+    assert "radauIIA7 InverterChain n=6000 threads=1: 32 ranked, 0 failed" in out
+    assert "0 kerncraft analyses this run" in out
+    assert out.count("% ") >= 3
+
+
+def test_tune_measures_the_shortlist_and_resumes(capsys, db):
+    argv = ["tune", SMALL, "--db", db, "-n", "6000", "--threads", "1", "--budget", "0.1",
+            "--json"]
+    code, out, err = run(capsys, *argv)
+    assert code == 0, err
+    [record] = json.loads(out[out.index("[\n"):])
+    assert record["chosen"] is not None and record["chosen"]["measured_s"] > 0
+    assert record["measured_now"] == len(record["shortlisted"]) >= 1
+    assert record["chosen"]["id"] in record["shortlisted"]
+    with Store.open(db, "r") as store:
+        measured = store.frame("measurements")
+    assert set(record["shortlisted"]) <= set(measured["id"])
+    code, out, err = run(capsys, *argv)
+    [again] = json.loads(out[out.index("[\n"):])
+    assert code == 0 and again["measured_now"] == 0 and again["chosen"] == record["chosen"]
+
+
+def test_a_foreign_hdf5_file_is_refused_and_left_alone(capsys, tmp_path):
+    foreign = tmp_path / "foreign.h5"
+    with h5py.File(foreign, "w") as handle:
+        handle["x"] = [1, 2, 3]
+    before = foreign.read_bytes()
+    code, out, err = run(capsys, "predict", SMALL, "--db", str(foreign), "-n", "6000")
+    assert code == 2 and str(foreign) in err and out == ""
+    assert foreign.read_bytes() == before
+
+
+def test_a_second_writer_is_refused(capsys, tmp_path):
+    path = tmp_path / "busy.h5"
+    with Store.open(path, "a", run={"command": "holder"}):
+        code, out, err = run(capsys, "predict", SMALL, "--db", str(path), "-n", "6000")
+    assert code == 2 and "open for writing by another process" in err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["-n", "0"], "-n: expected a size >= 1"),
+    (["--threads", "0"], "expected counts >= 1"),
+    (["--head", "-1"], "--head: expected a count >= 0"),
+])
+def test_bad_requests(capsys, argv, message, tmp_path):
+    code, out, err = run(capsys, "predict", SMALL, "--db", str(tmp_path / "s.h5"), *argv)
+    assert code == 2 and message in err and out == ""
+    assert not (tmp_path / "s.h5").exists()
