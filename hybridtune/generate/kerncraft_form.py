@@ -116,6 +116,14 @@ def as_arithmetic(tree):
     return rewrite(tree, rule)
 
 
+def _largest(offsets: list):
+    """The largest of offsets linear in n, for large n: by n's coefficient, then the constant
+    (sympy's Max of such terms is exact too, but costs milliseconds each)."""
+    def order(offset):
+        return (float(offset.coeff(N)), float(offset.subs(N, 0)))
+    return max(set(offsets), key=order)
+
+
 def _value_operations(trees: list, int_names: set) -> int:
     return sum(sum(operation_counts(t.value, int_names).values()) for t in trees)
 
@@ -149,6 +157,7 @@ class _FormWriter:
             self.expansions[symbol] = sympy_of(Name(name), ivp)
         self._indices: dict[str, object] = {}
         self._iterations: dict = {}
+        self._subscripts: dict = {}
         self.parts: list[tuple] = []     # (trees, block number or None, Block or None)
         self.omitted: list[str] = []
 
@@ -316,6 +325,23 @@ class _FormWriter:
             return q, str(q)
         return None
 
+    def split_subscript(self, index, layout) -> tuple:
+        """(offset from j as an expression in n, names to define, the subscripts to print)."""
+        key = (to_c(index), layout)
+        if key not in self._subscripts:
+            j = self.index_symbols["j"]
+            expr = self.index_of(index)
+            offset = sympy.expand(expr.subs(j, 0).subs(self.expansions))
+            names = tuple(sorted(str(symbol) for symbol in expr.free_symbols - {j}))
+            if layout is None:
+                split = (index,)
+            else:
+                q = layout[0]
+                row = expr.coeff(q)
+                split = (Name(str(row)), Name(str(sympy.expand(expr - row * q))))
+            self._subscripts[key] = (offset, names, split)
+        return self._subscripts[key]
+
     def print_loop(self, trees: list, trip, iterations) -> tuple:
         """Canonical kerncraft C (arrays a0.., scalars s0.., literals k0.. by first use), the
         arrays' extents, the names to define and the array reads per iteration."""
@@ -325,20 +351,13 @@ class _FormWriter:
         defines: dict[str, None] = {}
         offsets: dict[str, list] = {}
         layout = self.row_layout(trees)
-        j = self.index_symbols["j"]
 
         def subscript(index):
-            expr = self.index_of(index)
-            offsets.setdefault(name_of[0], []).append(
-                sympy_of(Num(0, "0"), self.ivp) + expr.subs(j, 0).subs(self.expansions))
-            for symbol in expr.free_symbols - {j}:
-                defines.setdefault(str(symbol), None)
-            if layout is None:
-                return (index,)
-            q, _ = layout
-            row = expr.coeff(q)
-            rest = sympy.expand(expr - row * q)
-            return (Name(str(row)), Name(str(rest)))
+            offset, names, split = self.split_subscript(index, layout)
+            offsets.setdefault(name_of[0], []).append(offset)
+            for name in names:
+                defines.setdefault(name, None)
+            return split
 
         name_of = [""]
 
@@ -369,7 +388,7 @@ class _FormWriter:
         lines += [f"double {name};" for name in list(scalars.values()) + list(literals.values())]
         lines.append(f"for (long j = 0; j < {to_c(trip)}; ++j) {{")
         lines += body + ["}"]
-        extents = tuple(sympy.Min(N, iterations + sympy.Max(*set(offs)) - sympy.Min(*set(offs)))
+        extents = tuple(sympy.Min(N, iterations + _largest(offs) - _largest([-o for o in offs]))
                         for offs in offsets.values())
         loads = _array_reads(canonical_trees, set(arrays.values()))
         return "\n".join(lines) + "\n", extents, tuple(defines), loads

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import math
 
-from scipy.stats import binom
-
 
 def median_ci(samples: list[float], confidence: float = 0.95) -> tuple[float, float, float]:
     """(median, low, high); low/high are the order statistics covering the median with the given
@@ -16,6 +14,7 @@ def median_ci(samples: list[float], confidence: float = 0.95) -> tuple[float, fl
         return math.nan, -math.inf, math.inf
     middle = count // 2
     median = values[middle] if count % 2 else 0.5 * (values[middle - 1] + values[middle])
+    from scipy.stats import binom    # scipy.stats takes a second to import: only when timing
     rank = int(binom.ppf((1 - confidence) / 2, count, 0.5))   # 1-based rank of the lower bound
     if rank < 1:
         return median, -math.inf, math.inf
