@@ -4,8 +4,9 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+HOST_MACHINE := data/machines/host.yml
 
-.PHONY: tune test install clean
+.PHONY: tune test install clean probe
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -17,7 +18,13 @@ $(STAMP): pyproject.toml | $(BIN)/python
 
 install: $(STAMP)
 
-tune: $(STAMP)
+probe: $(STAMP)
+	$(BIN)/hybridtune machine probe -o $(HOST_MACHINE)
+
+$(HOST_MACHINE): | $(STAMP)
+	$(BIN)/hybridtune machine probe -o $(HOST_MACHINE)
+
+tune: $(STAMP) | $(HOST_MACHINE)
 	$(BIN)/hybridtune tune scenarios/default.yaml
 
 test: $(STAMP)

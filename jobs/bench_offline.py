@@ -138,6 +138,9 @@ def main() -> None:
     parser.add_argument("--accuracy-variants", type=int, default=40, help="measured per IVP and n")
     parser.add_argument("--accuracy-budget", type=float, default=0.3)
     parser.add_argument("--skip-accuracy", action="store_true")
+    parser.add_argument("--shared-machine", default=str(ROOT.parent / "shared" / "machines" /
+                                                        "SkylakeSP_Gold-6148.yml"),
+                        help="a second machine file timed cold ('' to skip)")
     parser.add_argument("--output", default=str(ROOT / "data" / "bench" / "offline.json"))
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
@@ -161,6 +164,13 @@ def main() -> None:
         print("warm", report["warm"], flush=True)
         report["fifth_ivp"] = {**timed_predict(scenario5, db, cache), "ivp": "Heat2D"}
         print("fifth IVP", report["fifth_ivp"], flush=True)
+        if args.shared_machine:
+            shared = work / "shared.scenario.yaml"
+            shared.write_text(scenario_text(four, args.shared_machine))
+            report["cold_shared_machine"] = {
+                **timed_predict(shared, work / "shared.h5", work / "shared-cache"),
+                "machine_file": args.shared_machine}
+            print("cold, shared machine file", report["cold_shared_machine"], flush=True)
         ivps = {i.name: i for i in load(scenario5, "scenario").ivps}
         report["offsite_way"] = offsite_way(db, Path(loaded.machine.path), ivps,
                                             args.offsite_sample)

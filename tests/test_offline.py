@@ -97,3 +97,19 @@ def test_a_machine_kerncraft_cannot_use_marks_loops_failed_and_ranks_nothing(tmp
     assert result.failed_loops and result.analyses == result.loops
     for ranking in result.rankings:
         assert all(p.status == "failed" and p.rank == 0 and p.message for p in ranking.predictions)
+
+
+def test_the_roofline_model_is_selectable_per_scenario(tmp_path, monkeypatch):
+    monkeypatch.setenv("HYBRIDTUNE_CACHE", str(tmp_path / "cache"))
+    path = tmp_path / "roofline.scenario.yaml"
+    path.write_text(SMALL.read_text().replace("name: small", "name: small\nmodel: Roofline")
+                    .replace("skeletons: [F]", "skeletons: [F]\nkernels: [RHS_LC_predictor, "
+                             "RHS_LC, RHS_Approx_Update]"))
+    scenario = load(path, "scenario")
+    assert scenario.model == "Roofline"
+    with Store.open(tmp_path / "s.h5", "a", run={"command": "test"}) as store:
+        result = predict_scenario(scenario, n=6000, threads=[1], store=store)
+        models = set(store.frame("kernel_predictions")["model"])
+    assert models == {"Roofline"} and not result.failed_loops
+    [ranking] = result.rankings
+    assert all(p.status == "ok" and p.predicted_s > 0 for p in ranking.predictions)

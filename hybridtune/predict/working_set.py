@@ -13,6 +13,7 @@ from hybridtune.generate.kerncraft_form import N
 
 N_LIMIT = 10 ** 12           # no region border is searched beyond this n
 BEYOND_LAST = (2, 8, 32)     # samples past the last cache level, as multiples of its border
+SMALLEST_SAMPLE = 64         # kerncraft refuses loops of a few iterations ("unrealistically small")
 
 
 @dataclass(frozen=True)
@@ -89,8 +90,9 @@ def regions(working_set, machine: Machine, valid=lambda n: n, n_min: int = 1) ->
 
 def _inside(low: int, high: int, valid) -> tuple:
     """Samples near the lower border, in the geometric middle and near the upper border."""
+    floor = min(max(low, SMALLEST_SAMPLE), high - 1)
     targets = (low * 1.1 + 1, math.sqrt(low * high), high * 0.9)
-    picked = {valid(max(low, int(t))) for t in targets}
+    picked = {valid(max(floor, int(t))) for t in targets}
     return tuple(sorted(n for n in picked if n < high) or [valid(low)])
 
 
