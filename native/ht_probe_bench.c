@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "ht_runtime.h"
+#include "ht_args.h"
 #include "ht_timing.h"
 
 enum kernel { LOAD, COPY, UPDATE, TRIAD, DAXPY, KERNELS };
@@ -47,14 +48,7 @@ static const int COUNTED_BYTES[KERNELS] = {8, 16, 16, 32, 24};
 static volatile double sink;
 
 static long long parse_ll(const char *text, const char *what, long long lo, long long hi) {
-    char *end = NULL;
-    long long v = strtoll(text, &end, 10);
-    if (!*text || *end || v < lo || v > hi) {
-        fprintf(stderr, "ht_probe_bench: %s must be an integer in [%lld, %lld], got '%s'\n", what,
-                lo, hi, text);
-        exit(2);
-    }
-    return v;
+    return ht_parse_ll("ht_probe_bench", text, what, lo, hi);
 }
 
 /* Adds a[lo..hi) into the partial sums, which stay with the thread across sweeps. */

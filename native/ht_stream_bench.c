@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "ht_runtime.h"
+#include "ht_args.h"
 #include "ht_timing.h"
 
 enum kernel { TRIAD, COPY, SUM };
@@ -44,14 +45,7 @@ static const int KERNEL_BYTES[] = {32, 24, 8};
 static volatile double sink;
 
 static long long parse_ll(const char *text, const char *what, long long lo, long long hi) {
-    char *end = NULL;
-    long long v = strtoll(text, &end, 10);
-    if (!*text || *end || v < lo || v > hi) {
-        fprintf(stderr, "ht_stream_bench: %s must be an integer in [%lld, %lld], got '%s'\n", what,
-                lo, hi, text);
-        exit(2);
-    }
-    return v;
+    return ht_parse_ll("ht_stream_bench", text, what, lo, hi);
 }
 
 /* K sweeps of the kernel in one parallel region; returns the seconds thread 0 saw between the

@@ -7,6 +7,7 @@ import importlib.util
 import io
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -60,6 +61,44 @@ def _share_osaca_models() -> None:
 
     shared.shared_per_process = True
     hw_model.MachineModel._get_cached = shared
+
+
+_ATT_OPERAND = re.compile(r"^\s+[a-z][a-z0-9.]*\s+[^#\n]*%[a-z]", re.MULTILINE)
+
+
+class _IntelParserForAtt:
+    """kerncraft tries OSACA's Intel-syntax parser on every assembly file first and falls back to
+    AT&T when it raises, twice per loop (once only to tell the syntax); on gcc's AT&T output that
+    attempt takes longer than the real parse. This parser fails at once on AT&T text and is OSACA's
+    own otherwise; the syntax test answers AT&T without parsing when registers carry %."""
+
+    def __init__(self, parser):
+        self._parser = parser
+
+    def parse_file(self, code, *args, **kwargs):
+        if _ATT_OPERAND.search(code):
+            raise ValueError("AT&T syntax: registers carry %")
+        return self._parser.parse_file(code, *args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._parser, name)
+
+
+def _fail_fast_on_att() -> None:
+    from kerncraft import incore_model
+    original = incore_model.get_parser
+    if getattr(original, "fails_fast_on_att", False):
+        return
+
+    def get_parser(isa, *args, **kwargs):
+        parser = original(isa, *args, **kwargs)
+        syntax = kwargs.get("syntax", args[0] if args else None)
+        return _IntelParserForAtt(parser) if syntax == "intel" else parser
+
+    get_parser.fails_fast_on_att = True
+    incore_model.get_parser = get_parser
+    detect = incore_model.detect_x86_syntax
+    incore_model.detect_x86_syntax = lambda code: "ATT" if _ATT_OPERAND.search(code) else detect(code)
 
 
 def _machine(path: str, args):
@@ -155,6 +194,7 @@ def _analyse(path: Path, machine_path: str, samples: tuple, model: str, incremen
     from kerncraft.kernel import KernelCode
     from kerncraft.pycparser_utils import clean_code
     _share_osaca_models()
+    _fail_fast_on_att()
     parser, args = _arguments(machine_path, str(path), model, increment)
     machine = _machine(machine_path, args)
     cores = int(machine["cores per NUMA domain"])
