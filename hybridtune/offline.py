@@ -16,7 +16,7 @@ from hybridtune.predict.communication import (BARRIER_KIND, BarrierFit, benchmar
                                               measure_barrier_fit)
 from hybridtune.predict.kernels import (analysis_rows, loop_jobs, loop_key, missing_jobs,
                                         region_predictions, run_analyses)
-from hybridtune.predict.variants import kernel_breakdown, predict_variant, ranked
+from hybridtune.predict.variants import kernel_breakdown, predict_variant, ranked, step_counts
 
 
 @dataclass(frozen=True)
@@ -127,7 +127,7 @@ def predict_scenario(scenario: Scenario, n: int | None = None, threads: list[int
                 if prediction is not None and prediction.status != "ok":
                     failed[job.key] = (job.names, prediction.message)
         pool = build_pool(scenario.skeletons, scenario.template_map, method)
-        skeletons = {s.name: s for s in scenario.skeletons}
+        counts = {s.name: step_counts(s, method) for s in scenario.skeletons}
         for config in (c for c in configs if c.method is method):
             breakdowns = {}
             for (template, variant, ivp_name), (form, ivp) in forms.items():
@@ -137,7 +137,7 @@ def predict_scenario(scenario: Scenario, n: int | None = None, threads: list[int
                 breakdowns[(template, variant)] = kernel_breakdown(
                     form, form_jobs, known, machine, config.n, config.threads)
             t_barrier = fit.seconds(config.threads) if fit else 0.0
-            predictions = [predict_variant(v, skeletons[v.skeleton], breakdowns, method,
+            predictions = [predict_variant(v, counts[v.skeleton], breakdowns, method.name,
                                            config.ivp.name, config.n, config.threads, t_barrier)
                            for v in pool.variants]
             ranking = ranked(predictions)
@@ -150,12 +150,11 @@ def predict_scenario(scenario: Scenario, n: int | None = None, threads: list[int
 
 
 def _prediction_row(scenario: Scenario, p) -> dict:
-    compact = [{"template": k["template"], "variant": k["variant"], "calls": k["calls_per_step"],
-                "seconds": k["seconds"],
-                "parts": [{"loop": q["loop"], "level": q["level"], "seconds": q["seconds"]}
-                          for q in k["parts"]]} for k in p.kernels]
+    """A variant_predictions row; the breakdown keeps each kernel's calls and seconds (the loops'
+    numbers are in kernel_predictions)."""
+    kernels = [[k["template"], k["variant"], k["calls_per_step"], k["seconds"]] for k in p.kernels]
     return {"scenario": scenario.name, "method": p.method, "ivp": p.ivp, "n": p.n,
             "cores": p.cores, "variant": p.id,
             "predicted_s": p.predicted_s if math.isfinite(p.predicted_s) else float("nan"),
             "t_com_s": p.t_com_s, "rank": p.rank, "model": scenario.model,
-            "breakdown": {"kernels": compact, "message": p.message}}
+            "breakdown": {"kernels": kernels, "message": p.message}}

@@ -116,12 +116,11 @@ def as_arithmetic(tree):
     return rewrite(tree, rule)
 
 
-def _largest(offsets: list):
-    """The largest of offsets linear in n, for large n: by n's coefficient, then the constant
-    (sympy's Max of such terms is exact too, but costs milliseconds each)."""
-    def order(offset):
-        return (float(offset.coeff(N)), float(offset.subs(N, 0)))
-    return max(set(offsets), key=order)
+def _spread(offsets: list):
+    """Largest minus smallest of offsets linear in n, for large n: ordered by n's coefficient, then
+    the constant (sympy's Max of such terms is exact too, but costs milliseconds each)."""
+    ordered = sorted(set(offsets), key=lambda pair: pair[1])
+    return ordered[-1][0] - ordered[0][0]
 
 
 def _value_operations(trees: list, int_names: set) -> int:
@@ -326,12 +325,13 @@ class _FormWriter:
         return None
 
     def split_subscript(self, index, layout) -> tuple:
-        """(offset from j as an expression in n, names to define, the subscripts to print)."""
+        """((offset from j in n, its order for large n), names to define, subscripts to print)."""
         key = (to_c(index), layout)
         if key not in self._subscripts:
             j = self.index_symbols["j"]
             expr = self.index_of(index)
             offset = sympy.expand(expr.subs(j, 0).subs(self.expansions))
+            offset = (offset, (float(offset.coeff(N)), float(offset.subs(N, 0))))
             names = tuple(sorted(str(symbol) for symbol in expr.free_symbols - {j}))
             if layout is None:
                 split = (index,)
@@ -388,8 +388,7 @@ class _FormWriter:
         lines += [f"double {name};" for name in list(scalars.values()) + list(literals.values())]
         lines.append(f"for (long j = 0; j < {to_c(trip)}; ++j) {{")
         lines += body + ["}"]
-        extents = tuple(sympy.Min(N, iterations + _largest(offs) - _largest([-o for o in offs]))
-                        for offs in offsets.values())
+        extents = tuple(sympy.Min(N, iterations + _spread(offs)) for offs in offsets.values())
         loads = _array_reads(canonical_trees, set(arrays.values()))
         return "\n".join(lines) + "\n", extents, tuple(defines), loads
 

@@ -74,24 +74,31 @@ def kernel_breakdown(form: KerncraftForm, jobs: list[LoopJob], predictions: dict
             "seconds_per_call": total, "parts": parts, "omitted": list(form.omitted)}
 
 
-def predict_variant(variant: Variant, skeleton: Skeleton, breakdowns: dict, method, ivp_name: str,
-                    n: int, cores: int, t_barrier_s: float) -> VariantPrediction:
-    """Sum the kernels' shares; breakdowns maps (template, kernel variant) to kernel_breakdown."""
-    kernels, total = [], 0.0
+def step_counts(skeleton: Skeleton, method) -> tuple[dict, int]:
+    """Calls per step of each template the skeleton runs, and its barriers per step."""
     m, s = method.corrector_steps, method.stages
+    calls = {template: calls_per_step(skeleton, template, m, s) for template in skeleton.templates}
+    return calls, skeleton.communication_count("omp_barrier", m)
+
+
+def predict_variant(variant: Variant, counts: tuple, breakdowns: dict, method_name: str,
+                    ivp_name: str, n: int, cores: int, t_barrier_s: float) -> VariantPrediction:
+    """Sum the kernels' shares; counts is step_counts of the variant's skeleton, breakdowns maps
+    (template, kernel variant) to kernel_breakdown."""
+    calls_by_template, barriers = counts
+    kernels, total = [], 0.0
     for template, name in variant.kernels:
         share = breakdowns[(template, name)]
-        calls = calls_per_step(skeleton, template, m, s)
+        calls = calls_by_template[template]
         if share["failed"]:
-            return VariantPrediction(variant.id, variant.skeleton, method.name, ivp_name, n, cores,
+            return VariantPrediction(variant.id, variant.skeleton, method_name, ivp_name, n, cores,
                                      "failed", message=f"{template}/{name}: {share['message']}")
         seconds = calls * share["seconds_per_call"]
         total += seconds
         kernels.append({"template": template, "variant": name, "calls_per_step": calls,
                         "seconds": seconds, "parts": share["parts"]})
-    barriers = skeleton.communication_count("omp_barrier", m)
     t_com = barriers * t_barrier_s
-    return VariantPrediction(variant.id, variant.skeleton, method.name, ivp_name, n, cores, "ok",
+    return VariantPrediction(variant.id, variant.skeleton, method_name, ivp_name, n, cores, "ok",
                              total + t_com, t_com, barriers, tuple(kernels))
 
 
