@@ -68,8 +68,24 @@ def _cache_size(item: Node) -> float | None:
     return float(values[0] * values[1] * values[2])
 
 
+def _python_tag(value) -> str | None:
+    """The first Python object tag in a YAML tree, if any."""
+    tag = getattr(getattr(value, "tag", None), "value", None)
+    if isinstance(tag, str) and "python/" in tag:
+        return tag
+    children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    for child in children:
+        found = _python_tag(child)
+        if found:
+            return found
+    return None
+
+
 def parse_machine(source: Source) -> Machine:
     root = Node.root(source)
+    tag = _python_tag(root.value)
+    if tag:   # kerncraft reads machine files with ruamel's unsafe loader, which would run it
+        raise root.error(f"a machine file without Python object tags (found {tag})")
     if not isinstance(root.value, dict):
         raise root.error("a kerncraft machine file (a mapping)")
     for key in REQUIRED:

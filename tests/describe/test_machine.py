@@ -36,3 +36,15 @@ def test_broken_machine_file(write):
                  "a quantity in Hz", kind="machine")
     expect_error(write("m.yml", text.replace("cores per socket: 20\n", "")), "cores per socket",
                  None, "missing", kind="machine")
+
+
+def test_python_object_tags_are_refused_before_kerncraft_sees_them(tmp_path):
+    # kerncraft loads machine files with ruamel's unsafe loader: such a tag would run code there
+    text = (SHARED_MACHINES / "SkylakeSP_Gold-6148.yml").read_text()
+    path = tmp_path / "tagged.yml"
+    path.write_text(text + 'notes: !!python/object/apply:os.system ["touch ' +
+                    str(tmp_path / "ran") + '"]\n')
+    with pytest.raises(Exception) as info:
+        load(path, "machine")
+    assert "without Python object tags" in str(info.value) and str(path) in str(info.value)
+    assert not (tmp_path / "ran").exists()
