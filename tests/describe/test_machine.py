@@ -4,6 +4,7 @@ import pytest
 
 from hybridtune.describe.library import host_machine_file
 from hybridtune.describe.loader import load
+from hybridtune.errors import DescriptionError
 from tests_support import SHARED_MACHINES, expect_error
 
 FILES = sorted(SHARED_MACHINES.glob("*.yml"))
@@ -44,7 +45,7 @@ def test_python_object_tags_are_refused_before_kerncraft_sees_them(tmp_path):
     path = tmp_path / "tagged.yml"
     path.write_text(text + 'notes: !!python/object/apply:os.system ["touch ' +
                     str(tmp_path / "ran") + '"]\n')
-    with pytest.raises(Exception) as info:
+    with pytest.raises(DescriptionError) as info:
         load(path, "machine")
     assert "without Python object tags" in str(info.value) and str(path) in str(info.value)
     assert not (tmp_path / "ran").exists()
