@@ -14,8 +14,8 @@ from hybridtune.pipeline import Configuration, configurations
 from hybridtune.predict import kerncraft_adapter
 from hybridtune.predict.communication import (BARRIER_KIND, BarrierFit, benchmark_records,
                                               measure_barrier_fit)
-from hybridtune.predict.kernels import (analysis_rows, loop_jobs, loop_key, missing_jobs,
-                                        region_predictions, run_analyses)
+from hybridtune.predict.kernels import (PROCESS_FAILED, analysis_rows, loop_jobs, loop_key,
+                                        missing_jobs, region_predictions, run_analyses)
 from hybridtune.predict.variants import kernel_breakdown, predict_variant, ranked, step_counts
 
 
@@ -109,7 +109,7 @@ def predict_scenario(scenario: Scenario, n: int | None = None, threads: list[int
         def finished(job, results):
             new = analysis_rows(job, results, machine, scenario.model, versions)
             rows.extend(new)
-            if store is not None:
+            if store is not None and not any(r.message.startswith(PROCESS_FAILED) for r in results):
                 store.append_many("kernels", [{"code_hash": job.key, "name": job.names[0],
                                                "template": job.names[0].split("/")[0],
                                                "variant": job.names[0].split("/")[1],

@@ -184,10 +184,12 @@ class _FormWriter:
             self.parts.append((self.statements(loop.body, values, None), None, None))
             return
         for number, block in enumerate(self.ivp.components):
-            size = self.block_iterations(block)
+            size = sympy_of(block.size, self.ivp)
             if N not in size.free_symbols:
-                self.omitted.append(f"component block {number} ({size} components, independent "
-                                    "of n)")
+                repeated = f", repeated {sympy_of(block.repeat, self.ivp)} times" \
+                    if block.repeat is not None else ""
+                self.omitted.append(f"component block {number} (runs of {size} components"
+                                    f"{repeated}: no loop whose length grows with n)")
                 continue
             self.parts.append((self.statements(loop.body, values, block), number, block))
 
@@ -303,25 +305,24 @@ class _FormWriter:
 
     def row_layout(self, trees: list):
         """kerncraft splits subscripts only along declared dimensions: where subscripts carry a
-        quantity q (j + 2 N), arrays are declared [n / q][q]; returns (q, n / q) or None."""
+        quantity q (j + 2 N), arrays are declared [n / q][q] and n in a subscript is written as
+        (n / q) q; returns (q, n / q as sympy) or None."""
         symbols = set()
         for tree in trees:
             for node in walk(tree):
                 if isinstance(node, Index):
                     for index in node.indices:
                         symbols |= self.index_of(index).free_symbols
-        symbols -= {self.index_symbols["j"]}
+        symbols -= {self.index_symbols["j"], N}
         if len(symbols) != 1:
             return None
         q = symbols.pop()
-        if q == N:
-            return None
-        rows = sympy.simplify(N / sympy_of(Name(str(q)), self.ivp))
-        if rows.is_Integer and rows > 0:
-            return q, str(int(rows))
         expanded = sympy_of(Name(str(q)), self.ivp)
+        rows = sympy.simplify(N / expanded)
+        if rows.is_Integer and rows > 0:
+            return q, rows
         if sympy.simplify(rows - expanded) == 0:
-            return q, str(q)
+            return q, q
         return None
 
     def split_subscript(self, index, layout) -> tuple:
@@ -336,11 +337,27 @@ class _FormWriter:
             if layout is None:
                 split = (index,)
             else:
-                q = layout[0]
-                row = expr.coeff(q)
-                split = (Name(str(row)), Name(str(sympy.expand(expr - row * q))))
+                q, rows = layout
+                expr = sympy.expand(expr.subs(N, rows * q))
+                column = expr.subs(q, 0)
+                split = (sympy.expand((expr - column) / q), column)
             self._subscripts[key] = (offset, names, split)
         return self._subscripts[key]
+
+    def row_base(self, trees: list, layout):
+        """The row the loop's rows are counted from: kerncraft's layer conditions need rows as
+        small integers (a last row at q - 1 is row 1 above row q - 2), and only their distances
+        matter for the cache model."""
+        if layout is None:
+            return 0
+        rows = {self.split_subscript(index, layout)[2][0]
+                for tree in trees for node in walk(tree) if isinstance(node, Index)
+                for index in node.indices}
+        q = layout[0]
+        symbolic = {sympy.expand(row - row.subs(q, 0)) for row in rows}
+        base = symbolic.pop() if len(symbolic) == 1 else sympy.Integer(0)
+        lowest = min((row - base for row in rows if not (row - base).free_symbols), default=0)
+        return base + min(lowest, 0)
 
     def print_loop(self, trees: list, trip, iterations) -> tuple:
         """Canonical kerncraft C (arrays a0.., scalars s0.., literals k0.. by first use), the
@@ -352,12 +369,17 @@ class _FormWriter:
         offsets: dict[str, list] = {}
         layout = self.row_layout(trees)
 
+        base = self.row_base(trees, layout)
+
         def subscript(index):
             offset, names, split = self.split_subscript(index, layout)
             offsets.setdefault(name_of[0], []).append(offset)
             for name in names:
                 defines.setdefault(name, None)
-            return split
+            if layout is None:
+                return split
+            row, column = split
+            return Name(str(sympy.expand(row - base))), Name(str(column))
 
         name_of = [""]
 

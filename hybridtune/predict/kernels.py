@@ -18,6 +18,9 @@ from hybridtune.predict import kerncraft_adapter
 from hybridtune.predict.working_set import regions
 
 
+PROCESS_FAILED = "analysis process failed"     # not kerncraft's verdict: never stored, retried
+
+
 @dataclass(frozen=True)
 class LoopJob:
     """One distinct loop to analyse: its code, what its defines stand for, its regions of n."""
@@ -134,7 +137,7 @@ def run_analyses(jobs: list[LoopJob], machine: Machine, model: str, workers: int
                 analyses = future.result()
             except Exception as exc:   # a worker that died: the job failed, the others go on
                 analyses = [kerncraft_adapter.KernelAnalysis(
-                    "failed", model, n, f"analysis process failed: {type(exc).__name__}: {exc}")
+                    "failed", model, n, f"{PROCESS_FAILED}: {type(exc).__name__}: {exc}")
                     for _, n, _ in job.samples()]
             if on_job:
                 on_job(job, analyses)

@@ -57,3 +57,18 @@ def test_rhs_blocks_keep_n_symbolic(default_scenario, radau7):
         assert set(part.defines) == {"ivp_N", "n"}
         assert sympy.simplify(part.iterations - (N / 3 - 2)) == 0
         assert float(part.working_set_bytes.subs(N, 3000)) > 0
+
+
+def test_square_grids_get_rows_kerncraft_can_split(default_scenario, radau7):
+    from hybridtune.describe.library import PROJECT_ROOT
+    from hybridtune.describe.loader import load_named
+    heat = load_named("ivp", "Heat2D", PROJECT_ROOT)
+    form = kerncraft_form(default_scenario.template_map["RHS"], "RHS_jl", radau7, heat)
+    # first row, interior rows (one run of g - 2 per row), last row; the edge columns are omitted
+    assert len(form.parts) == 3 and len(form.omitted) == 6
+    interior = form.parts[1]
+    assert sympy.simplify(interior.iterations - (N - 4 * sympy.sqrt(N) + 4)) == 0
+    for part in form.parts:
+        body = part.code.split("for (", 1)[1]
+        assert "[ivp_g" not in body and "[-" not in body      # rows are small non-negative integers
+        assert "[ivp_g][ivp_g]" in part.code
