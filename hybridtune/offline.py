@@ -16,7 +16,8 @@ from hybridtune.predict.communication import (BARRIER_KIND, BarrierFit, benchmar
                                               measure_barrier_fit)
 from hybridtune.predict.kernels import (PROCESS_FAILED, analysis_rows, loop_jobs, loop_key,
                                         missing_jobs, region_predictions, run_analyses)
-from hybridtune.predict.variants import kernel_breakdown, predict_variant, ranked, step_counts
+from hybridtune.predict.variants import (kernel_breakdown, predict_variant, ranked, step_counts,
+                                         step_level, step_vectors)
 
 
 @dataclass(frozen=True)
@@ -128,17 +129,23 @@ def predict_scenario(scenario: Scenario, n: int | None = None, threads: list[int
                     failed[job.key] = (job.names, prediction.message)
         pool = build_pool(scenario.skeletons, scenario.template_map, method)
         counts = {s.name: step_counts(s, method) for s in scenario.skeletons}
+        vectors = {s.name: step_vectors(s, scenario.template_map, method.stages)
+                   for s in scenario.skeletons}
         for config in (c for c in configs if c.method is method):
-            breakdowns = {}
-            for (template, variant, ivp_name), (form, ivp) in forms.items():
-                if ivp_name not in ("", config.ivp.name):
-                    continue
-                form_jobs = [jobs[key] for key in form_keys[(template, variant, ivp_name)]]
-                breakdowns[(template, variant)] = kernel_breakdown(
-                    form, form_jobs, known, machine, config.n, config.threads)
+            steps = {name: step_level(count, machine, config.n, config.threads)
+                     for name, count in vectors.items()}
+            breakdowns: dict = {}
+            for level in set(steps.values()):
+                for (template, variant, ivp_name), (form, ivp) in forms.items():
+                    if ivp_name not in ("", config.ivp.name):
+                        continue
+                    form_jobs = [jobs[key] for key in form_keys[(template, variant, ivp_name)]]
+                    breakdowns.setdefault(level, {})[(template, variant)] = kernel_breakdown(
+                        form, form_jobs, known, machine, config.n, config.threads, level)
             t_barrier = fit.seconds(config.threads) if fit else 0.0
-            predictions = [predict_variant(v, counts[v.skeleton], breakdowns, method.name,
-                                           config.ivp.name, config.n, config.threads, t_barrier)
+            predictions = [predict_variant(v, counts[v.skeleton], breakdowns[steps[v.skeleton]],
+                                           method.name, config.ivp.name, config.n,
+                                           config.threads, t_barrier)
                            for v in pool.variants]
             ranking = ranked(predictions)
             rankings.append(Ranking(config, tuple(ranking)))

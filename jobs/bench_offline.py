@@ -113,6 +113,8 @@ def accuracy(scenario_path: Path, db: Path, per_ivp: int, sizes: tuple, budget: 
                     on_result=lambda r: store.append_many("measurements", [r.as_json()]))
                 pairs = [(p.predicted_s, m.median_s) for p, m in zip(sample, measured)
                          if m.status == "ok"]
+                rows = [[p.id, p.predicted_s, m.median_s if m.status == "ok" else None]
+                        for p, m in zip(sample, measured)]
                 ratios = [abs(pred / meas - 1) for pred, meas in pairs]
                 tau = kendalltau([a for a, _ in pairs], [b for _, b in pairs]).statistic
                 best_measured = min(pairs, key=lambda x: x[1])
@@ -123,8 +125,10 @@ def accuracy(scenario_path: Path, db: Path, per_ivp: int, sizes: tuple, budget: 
                                 statistics.median(a / b for a, b in pairs), 3),
                             "kendall_tau": round(float(tau), 3),
                             "rank_of_fastest_measured_in_prediction": 1 + sorted(
-                                a for a, _ in pairs).index(best_measured[0])})
-                print(json.dumps(out[-1]), flush=True)
+                                a for a, _ in pairs).index(best_measured[0]),
+                            "variants_predicted_measured_s": rows})
+                print(json.dumps({k: v for k, v in out[-1].items()
+                                  if k != "variants_predicted_measured_s"}), flush=True)
     return {"per_configuration": out,
             "median_abs_rel_error": round(statistics.median(r["median_abs_rel_error"] for r in out), 3),
             "median_kendall_tau": round(statistics.median(r["kendall_tau"] for r in out), 3)}

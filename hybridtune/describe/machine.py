@@ -41,8 +41,6 @@ class Machine:
 
 def _quantity(node: Node, unit: str) -> float:
     text = node.value
-    if type(text).__name__ == "TaggedScalar":     # kerncraft's !prefixed units, once it is loaded
-        text = text.value
     if isinstance(text, (int, float)) and not isinstance(text, bool):
         return float(text)
     match = _QUANTITY.match(str(text)) if isinstance(text, str) else None

@@ -52,8 +52,23 @@ def read_source(path: str | Path, text: str | None = None) -> Source:
                                line=line) from None
     except (YAMLError, ValueError, TypeError, RecursionError) as exc:
         raise DescriptionError(name, None, None, f"valid YAML ({exc})") from None
+    _untag_units(root)
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     return Source(name, digest, root)
+
+
+def _untag_units(value) -> None:
+    """Plain text again where kerncraft's import made ruamel tag it: kerncraft registers, for
+    every YAML reader of the process, an implicit '!prefixed' unit tag on scalars that start with
+    a number and a space ('32.00 kB', but also '2 * N - 1')."""
+    items = value.items() if isinstance(value, dict) else enumerate(value) \
+        if isinstance(value, list) else ()
+    for key, child in list(items):
+        tag = getattr(getattr(child, "tag", None), "value", None)
+        if type(child).__name__ == "TaggedScalar" and tag == "!prefixed":
+            value[key] = child.value
+        else:
+            _untag_units(child)
 
 
 def _line_of(container, key) -> int | None:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from hybridtune.describe.expr import Name
+from hybridtune.describe.looplang import loops_and_directives
 from hybridtune.describe.machine import Machine
-from hybridtune.describe.skeleton import Skeleton
-from hybridtune.generate.kerncraft_form import KerncraftForm
+from hybridtune.describe.skeleton import Skeleton, kernel_call
+from hybridtune.generate.kerncraft_form import ELEMENT_BYTES, N, KerncraftForm
 from hybridtune.generate.pool import Variant
 from hybridtune.predict.kernels import LoopJob, LoopPrediction
 from hybridtune.predict.working_set import evaluator, level_for
@@ -49,12 +51,44 @@ def part_seconds(job: LoopJob, prediction: LoopPrediction, machine: Machine, n: 
         / prediction.iterations_per_cl / machine.clock_hz
 
 
+def step_vectors(skeleton: Skeleton, templates: dict, stages: int) -> int:
+    """How many vectors of n doubles the skeleton's buffers hold: s per stage array, one per
+    vector (coefficient arrays excluded); 8 n times this is one time step's working set."""
+    shapes: dict[str, tuple] = {}
+    for directive, _ in loops_and_directives(skeleton.program):
+        if directive.name != "KERNEL":
+            continue
+        call = kernel_call(directive)
+        bound = dict(call.bindings)
+        for decl in templates[call.template].datastructs:
+            if decl.dims and Name("n") in decl.dims:
+                shapes.setdefault(bound.get(decl.name, decl.name), decl.dims)
+    return sum(stages if len(dims) == 2 else 1 for dims in shapes.values())
+
+
+def step_level(skeleton_vectors: int, machine: Machine, n: int, cores: int) -> str:
+    """The level that holds one time step's data for a thread."""
+    return level_for(ELEMENT_BYTES * skeleton_vectors * N, machine, n, cores)
+
+
+def _deeper(machine: Machine, first: str, second: str) -> str:
+    names = [level.name for level in machine.levels]
+    return first if names.index(first) >= names.index(second) else second
+
+
 def kernel_breakdown(form: KerncraftForm, jobs: list[LoopJob], predictions: dict,
-                     machine: Machine, n: int, cores: int) -> dict:
-    """Seconds of one call of the kernel and where they go, or the reason there is no number."""
+                     machine: Machine, n: int, cores: int, step: str | None = None) -> dict:
+    """Seconds of one call of the kernel and where they go, or the reason there is no number.
+
+    A loop's data come from the level its own working set needs, or from the level that holds
+    the whole time step (`step`) where that is further out: the kernels before it in the step
+    have evicted what does not fit there.
+    """
     parts, total = [], 0.0
     for part, job in zip(form.parts, jobs):
         level = level_for(part.working_set_bytes, machine, n, cores)
+        if step is not None:
+            level = _deeper(machine, level, step)
         region = _region(job, level, machine)
         prediction = predictions.get((job.key, region.level))
         if prediction is None or prediction.status != "ok":
