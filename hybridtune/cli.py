@@ -245,9 +245,13 @@ def _offline_summary(scenario, result) -> str:
              f"{result.loops} distinct loops, {result.analyses} kerncraft analyses this run "
              f"(kerncraft {result.versions.get('kerncraft')}, OSACA {result.versions.get('osaca')})",
              result.barrier_note]
+    by_message: dict[str, list] = {}
     for names, message in result.failed_loops:
+        by_message.setdefault(message, []).extend(names)
+    for message, names in by_message.items():
         lines.append(f"warning: kerncraft could not analyse {names[0]}"
-                     f"{f' (and {len(names) - 1} more)' if len(names) > 1 else ''}: {message}")
+                     f"{f' (and {len(names) - 1} more kernels)' if len(names) > 1 else ''}: "
+                     f"{message}; their variants are not ranked")
     return "\n".join(lines)
 
 

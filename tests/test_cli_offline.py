@@ -97,3 +97,20 @@ def test_bad_requests(capsys, argv, message, tmp_path):
     code, out, err = run(capsys, "predict", SMALL, "--db", str(tmp_path / "s.h5"), *argv)
     assert code == 2 and message in err and out == ""
     assert not (tmp_path / "s.h5").exists()
+
+
+def test_a_machine_kerncraft_cannot_use_is_reported_per_kernel(capsys, tmp_path, monkeypatch):
+    from tests_support import SHARED_MACHINES
+    monkeypatch.setenv("HYBRIDTUNE_CACHE", str(tmp_path / "cache"))
+    broken = tmp_path / "broken.yml"
+    broken.write_text((SHARED_MACHINES / "SkylakeSP_Gold-6148.yml").read_text()
+                      .replace("OSACA: SKX", "OSACA: NOSUCHARCH"))
+    scenario = tmp_path / "broken.scenario.yaml"
+    scenario.write_text(open(SMALL).read().replace("machine: SkylakeSP_Gold-6148",
+                                                   f"machine: {broken}"))
+    code, out, err = run(capsys, "predict", str(scenario), "--db", str(tmp_path / "s.h5"),
+                         "-n", "6000", "--threads", "1")
+    assert code == 0, err
+    assert "0 ranked, 32 failed" in out
+    warnings = [line for line in out.splitlines() if line.startswith("warning: kerncraft could not")]
+    assert warnings and all("RHS_" in w and "not ranked" in w for w in warnings)

@@ -6,6 +6,7 @@ import hashlib
 import re
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 
 import sympy
 
@@ -116,6 +117,11 @@ def as_arithmetic(tree):
     return rewrite(tree, rule)
 
 
+@lru_cache(maxsize=None)
+def _vanishes(iterations) -> bool:
+    return sympy.limit(iterations / N, N, sympy.oo) == 0
+
+
 def _spread(offsets: list):
     """Largest minus smallest of offsets linear in n, for large n: ordered by n's coefficient, then
     the constant (sympy's Max of such terms is exact too, but costs milliseconds each)."""
@@ -185,13 +191,21 @@ class _FormWriter:
             return
         for number, block in enumerate(self.ivp.components):
             size = sympy_of(block.size, self.ivp)
+            repeated = f", repeated {sympy_of(block.repeat, self.ivp)} times" \
+                if block.repeat is not None else ""
             if N not in size.free_symbols:
-                repeated = f", repeated {sympy_of(block.repeat, self.ivp)} times" \
-                    if block.repeat is not None else ""
                 self.omitted.append(f"component block {number} (runs of {size} components"
                                     f"{repeated}: no loop whose length grows with n)")
                 continue
+            if self.vanishing(block):
+                self.omitted.append(f"component block {number} ({size} components{repeated}: "
+                                    "a share of n that vanishes as n grows)")
+                continue
             self.parts.append((self.statements(loop.body, values, block), number, block))
+
+    def vanishing(self, block: Block) -> bool:
+        """Whether the block's components are a vanishing share of n (a grid's edge rows)."""
+        return _vanishes(self.block_iterations(block))
 
     def block_iterations(self, block: Block):
         if block not in self._iterations:
