@@ -89,7 +89,7 @@ def _parser() -> argparse.ArgumentParser:
     tune.add_argument("--head", type=int, default=5, help="ranked variants shown per configuration")
     tune.add_argument("--ci", type=float, default=0.02,
                       help="stop timing when the 95%% CI of the median is within this fraction")
-    tune.add_argument("--budget", type=float, default=2.0, help="timing seconds per variant")
+    tune.add_argument("--budget", type=float, default=1.0, help="timing seconds per variant")
     tune.add_argument("--json", action="store_true")
 
     machine = sub.add_parser("machine", help="machine files: probe this host")
