@@ -18,4 +18,15 @@ static long long ht_parse_ll(const char *program, const char *text, const char *
     return v;
 }
 
+/* Seconds in (0, hi]. */
+static double ht_parse_seconds(const char *program, const char *text, const char *what, double hi) {
+    char *end = NULL;
+    double v = strtod(text, &end);
+    if (!*text || *end || !(v > 0.0 && v <= hi)) {
+        fprintf(stderr, "%s: %s must be in (0, %g], got '%s'\n", program, what, hi, text);
+        exit(2);
+    }
+    return v;
+}
+
 #endif

@@ -104,15 +104,7 @@ int main(int argc, char **argv) {
             break;
         case 'n': samples = (int)parse_ll(optarg, "SAMPLES", 1, 1000); break;
         case 't': requested = (int)parse_ll(optarg, "THREADS", 1, 4096); break;
-        case 'm': {
-            char *end = NULL;
-            min_s = strtod(optarg, &end);
-            if (!*optarg || *end || !(min_s > 0.0 && min_s <= 10.0)) {
-                fprintf(stderr, "ht_stream_bench: MIN_S must be in (0, 10], got '%s'\n", optarg);
-                return 2;
-            }
-            break;
-        }
+        case 'm': min_s = ht_parse_seconds("ht_stream_bench", optarg, "MIN_S", 10.0); break;
         default:
             fprintf(stderr, "usage: ht_stream_bench [-k triad|copy|sum] [-n SAMPLES] [-m MIN_S] "
                             "[-t THREADS] [FOOTPRINT_BYTES ...]\n");
