@@ -411,7 +411,8 @@ def _cmd_export(args) -> int:
 
 
 def _cmd_machine(args) -> int:
-    from hybridtune.measure.probe import probe_machine, write_machine_file
+    from hybridtune.measure.machine_file import write_machine_file
+    from hybridtune.measure.probe import probe_machine
     target = Path(args.output)
     if target.is_dir() or not (target.parent if str(target.parent) else Path(".")).is_dir():
         raise HybridtuneError(f"-o {args.output}: expected a file path in an existing folder")

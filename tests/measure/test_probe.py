@@ -15,10 +15,12 @@ from ruamel.yaml import YAML
 
 from hybridtune.describe.loader import load
 from hybridtune.errors import HybridtuneError
-from hybridtune.measure.probe import (BENCH_KERNELS, BandwidthPoint, CacheFacts, HostFacts,
-                                      choose_osaca_architecture, flops_per_cycle, level_footprints,
-                                      measure_bandwidth, osaca_architectures, port_model,
-                                      probe_machine, read_host_facts, write_machine_file)
+from hybridtune.measure.core_model import (choose_osaca_architecture, flops_per_cycle,
+                                           osaca_architectures, port_model)
+from hybridtune.measure.host_facts import CacheFacts, HostFacts, read_host_facts
+from hybridtune.measure.machine_file import write_machine_file
+from hybridtune.measure.probe import (BENCH_KERNELS, BandwidthPoint, level_footprints,
+                                      measure_bandwidth, probe_machine)
 from tests_support import SHARED_MACHINES
 
 KIB, MIB = 1 << 10, 1 << 20
