@@ -10,6 +10,7 @@ import tempfile
 from pathlib import Path
 
 from hybridtune import __version__
+from hybridtune.cli_tuning import check_timing, cmd_machine, cmd_predict, cmd_tune, open_store
 from hybridtune.errors import HybridtuneError
 
 EXIT_BAD_INPUT = 2
@@ -112,24 +113,6 @@ def _add_selection(parser) -> None:
     parser.add_argument("--db", metavar="FILE", help="the store (default: data/store/hybridtune.h5)")
 
 
-def _open_store(path: str | None, scenario, command: str):
-    """The store in append mode with this command's run record."""
-    from hybridtune.describe.library import default_store
-    from hybridtune.measure.build import FLAGS, compiler
-    from hybridtune.store import Store
-    target = Path(path) if path else default_store()
-    if not target.parent.is_dir():
-        if path:
-            raise HybridtuneError(f"--db {path}: expected an existing folder {target.parent}")
-        target.parent.mkdir(parents=True, exist_ok=True)
-    machine = scenario.machine if scenario is not None else None
-    run = {"command": command, "argv": sys.argv[1:],
-           "machine_file": machine.path if machine else "",
-           "machine_sha256": machine.sha256 if machine else "",
-           "compiler": compiler(), "compiler_flags": " ".join(FLAGS)}
-    return Store.open(target, "a", run=run)
-
-
 def _write_atomically(path: str, write) -> None:
     """Write through a temporary file in the target folder, so no half-written file remains."""
     target = Path(path)
@@ -204,106 +187,12 @@ def _summary(scenario, rows: list[dict]) -> str:
             f"({kernel_variants} kernel variants); method {methods}")
 
 
-def _check_selection(args) -> None:
-    from hybridtune.errors import RequestError
-    if args.threads and min(args.threads) < 1:
-        raise RequestError(f"--threads: expected counts >= 1, got {min(args.threads)}")
-    if args.n is not None and args.n < 1:
-        raise RequestError(f"-n: expected a size >= 1, got {args.n}")
-    if getattr(args, "head", 1) < 0:
-        raise RequestError(f"--head: expected a count >= 0, got {args.head}")
-
-
-def _cmd_predict(args) -> int:
-    from hybridtune.offline import predict_scenario
-    from hybridtune.prune.shortlist import shortlist
-    from hybridtune.report.ranking import ranking_json, ranking_lines
-    _check_selection(args)
-    scenario = _load_scenario(args.scenario)
-    with _open_store(args.db, scenario, "predict") as store:
-        result = predict_scenario(scenario, args.n, args.threads, store, args.workers)
-    out = []
-    for ranking in result.rankings:
-        picked = shortlist(list(ranking.predictions), scenario.strategy)
-        if args.json:
-            config = ranking.configuration
-            out.append({"method": config.method.name, "ivp": config.ivp.name, "n": config.n,
-                        "threads": config.threads,
-                        "variants": ranking_json(list(ranking.predictions), picked)})
-        else:
-            print("\n".join(ranking_lines(ranking.configuration, list(ranking.predictions), picked,
-                                           args.head)))
-    if args.json:
-        print(json.dumps(out, indent=1))
-    else:
-        print(_offline_summary(scenario, result))
-    return 0
-
-
-def _offline_summary(scenario, result) -> str:
-    lines = [f"machine {scenario.machine.name} ({scenario.machine_note}); model {scenario.model}; "
-             f"{result.loops} distinct loops, {result.analyses} kerncraft analyses this run "
-             f"(kerncraft {result.versions.get('kerncraft')}, OSACA {result.versions.get('osaca')})",
-             result.barrier_note]
-    by_message: dict[str, list] = {}
-    for names, message in result.failed_loops:
-        by_message.setdefault(message, []).extend(names)
-    for message, names in by_message.items():
-        lines.append(f"warning: kerncraft could not analyse {names[0]}"
-                     f"{f' (and {len(names) - 1} more kernels)' if len(names) > 1 else ''}: "
-                     f"{message}; their variants are not ranked")
-    return "\n".join(lines)
-
-
-def _cmd_tune(args) -> int:
-    from hybridtune.describe.library import scenarios_dir
-    from hybridtune.errors import RequestError
-    from hybridtune.measure.runner import MeasureOptions
-    from hybridtune.offline import predict_scenario
-    from hybridtune.pipeline import measure_configuration, pool_for
-    from hybridtune.prune.shortlist import shortlist
-    from hybridtune.report.ranking import ranking_lines
-    from hybridtune.report.tuning import chosen_line, stored_measurements
-    _check_selection(args)
-    if not 0 < args.ci < 1 or not args.budget > 0:
-        raise RequestError("--ci: expected a fraction in (0, 1); --budget: expected seconds > 0")
-    path = args.scenario or str(scenarios_dir() / "default.yaml")
-    scenario = _load_scenario(path)
-    print(f"scenario {scenario.name} ({path}): machine {scenario.machine.name}; "
-          f"{scenario.machine_note}", flush=True)
-    options = MeasureOptions(ci_target=args.ci, budget_s=args.budget)
-    report = []
-    with _open_store(args.db, scenario, "tune") as store:
-        result = predict_scenario(scenario, args.n, args.threads, store)
-        print(_offline_summary(scenario, result), flush=True)
-        pools = {m.name: pool_for(scenario, m) for m in scenario.methods}
-        for ranking in result.rankings:
-            config = ranking.configuration
-            predictions = list(ranking.predictions)
-            picked = shortlist(predictions, scenario.strategy)
-            print("\n".join(ranking_lines(config, predictions, picked, args.head)), flush=True)
-            done = stored_measurements(store, config)
-            todo = [pools[config.method.name][p.id] for p in picked if p.id not in done]
-            fresh = measure_configuration(
-                scenario, config, todo, options,
-                on_result=lambda r: store.append_many("measurements", [r.as_json()])) \
-                if todo else []
-            measured = {**done, **{m.id: m for m in fresh}}
-            line, record = chosen_line(config, predictions, picked, measured, len(todo))
-            print(line, flush=True)
-            report.append(record)
-    if args.json:
-        print(json.dumps(report, indent=1))
-    return 0
-
-
 def _cmd_measure(args) -> int:
     from hybridtune.measure.runner import MeasureOptions
     from hybridtune.pipeline import (configurations, measure_configuration, select_variants,
                                      thread_problems)
     from hybridtune.errors import RequestError
-    if not 0 < args.ci < 1 or not args.budget > 0:
-        raise RequestError("--ci: expected a fraction in (0, 1); --budget: expected seconds > 0")
+    check_timing(args)
     if args.threads and min(args.threads) < 1:
         raise RequestError(f"--threads: expected counts >= 1, got {min(args.threads)}")
     scenario = _load_scenario(args.scenario)
@@ -324,7 +213,7 @@ def _cmd_measure(args) -> int:
                   f"{time} ({result.repetitions} reps)", flush=True)
 
     results = []
-    with _open_store(args.db, scenario, "measure") as store:
+    with open_store(args.db, scenario, "measure") as store:
         def keep(result):
             store.append_many("measurements", [result.as_json()])
             show(result)
@@ -410,19 +299,6 @@ def _cmd_export(args) -> int:
     return 0
 
 
-def _cmd_machine(args) -> int:
-    from hybridtune.measure.machine_file import write_machine_file
-    from hybridtune.measure.probe import probe_machine
-    target = Path(args.output)
-    if target.is_dir() or not (target.parent if str(target.parent) else Path(".")).is_dir():
-        raise HybridtuneError(f"-o {args.output}: expected a file path in an existing folder")
-    mapping = probe_machine()
-    write_machine_file(target, mapping)
-    print(f"wrote {target}: {mapping.get('model name')}, {mapping.get('clock')}, "
-          f"in-core model {dict(mapping.get('in-core model', {}))}")
-    return 0
-
-
 def _cmd_method(args) -> int:
     from hybridtune.collocation import FAMILIES, method_yaml
     if args.family not in FAMILIES:
@@ -439,7 +315,7 @@ def _cmd_method(args) -> int:
 
 COMMANDS = {"check": _cmd_check, "variants": _cmd_variants, "solve": _cmd_solve,
             "measure": _cmd_measure, "export": _cmd_export,
-            "predict": _cmd_predict, "tune": _cmd_tune, "machine": _cmd_machine,
+            "predict": cmd_predict, "tune": cmd_tune, "machine": cmd_machine,
             "method": _cmd_method}
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 
@@ -14,8 +13,8 @@ from hybridtune.pipeline import Configuration, configurations
 from hybridtune.predict import kerncraft_adapter
 from hybridtune.predict.communication import (BARRIER_KIND, BarrierFit, benchmark_records,
                                               measure_barrier_fit)
-from hybridtune.predict.kernels import (PROCESS_FAILED, analysis_rows, loop_jobs, loop_key,
-                                        missing_jobs, region_predictions, run_analyses)
+from hybridtune.predict.kernels import (PROCESS_FAILED, analysis_rows, loop_jobs, missing_jobs,
+                                        region_predictions, run_analyses)
 from hybridtune.predict.variants import (kernel_breakdown, predict_variant, ranked, step_counts,
                                          step_level, step_vectors)
 
@@ -97,25 +96,23 @@ def predict_scenario(scenario: Scenario, n: int | None = None, threads: list[int
     max_threads = max(c.threads for c in configs)
     fit, note = barrier_fit(scenario, max_threads, store)
     rankings, failed, loops, analyses = [], {}, 0, 0
+    rows = _stored_rows(store, machine.sha256, scenario.model, versions)
+    known = region_predictions(rows)
     for method in scenario.methods:
         forms = kernel_forms(scenario, method)
-        jobs = loop_jobs(list(forms.values()), machine)
-        form_keys = {key: [loop_key(part, ivp) for part in form.parts]
-                     for key, (form, ivp) in forms.items()}
+        jobs, form_keys = loop_jobs(forms, machine)
         loops += len(jobs)
-        rows = _stored_rows(store, machine.sha256, scenario.model, versions)
-        known = region_predictions(rows)
         todo = missing_jobs(jobs, known)
 
         def finished(job, results):
             new = analysis_rows(job, results, machine, scenario.model, versions)
             rows.extend(new)
             if store is not None and not any(r.message.startswith(PROCESS_FAILED) for r in results):
+                template, variant, method_name, ivp_name, _ = job.names[0].split("/")
                 store.append_many("kernels", [{"code_hash": job.key, "name": job.names[0],
-                                               "template": job.names[0].split("/")[0],
-                                               "variant": job.names[0].split("/")[1],
-                                               "ivp": job.names[0].split("/")[3],
-                                               "method": method.name, "code": job.part.code}])
+                                               "template": template, "variant": variant,
+                                               "ivp": ivp_name, "method": method_name,
+                                               "code": job.part.code}])
                 store.append_many("kernel_predictions", new)
             if on_loop:
                 on_loop(job, results)

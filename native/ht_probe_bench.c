@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 #include "ht_runtime.h"
-#include "ht_args.h"
+#include "ht_bench.h"
 #include "ht_timing.h"
 
 enum kernel { LOAD, COPY, UPDATE, TRIAD, DAXPY, KERNELS };
@@ -140,14 +140,10 @@ int main(int argc, char **argv) {
         footprints[npoints++] = parse_ll(argv[j], "FOOTPRINT_BYTES", 1, 1LL << 46);
 
     omp_set_dynamic(0);
-    int threads = 0;
-#pragma omp parallel
-#pragma omp master
-    threads = omp_get_num_threads();
+    const int threads = ht_team_size();
 
     const enum kernel kind = (enum kernel)kernel;
     const int arrays = ARRAYS[kind];
-    const long line = 64 / sizeof(double);
     double *bw = malloc((size_t)samples * sizeof *bw);
     if (!bw) { fprintf(stderr, "ht_probe_bench: out of memory\n"); return 4; }
     double checksum = 0.0;
@@ -156,8 +152,7 @@ int main(int argc, char **argv) {
            "\"arrays\": %d, \"points\": [", threads, NAME[kind], FORMULA[kind], COUNTED_BYTES[kind],
            arrays);
     for (int p = 0; p < npoints; ++p) {
-        long n = (long)(footprints[p] / (long long)(arrays * sizeof(double))) / line * line;
-        if (n < line * threads) n = line * threads;
+        const long n = ht_array_length(footprints[p], arrays, threads);
         double *v[4] = {NULL, NULL, NULL, NULL};
         for (int j = 0; j < arrays; ++j) {
             v[j] = ht_alloc(n);

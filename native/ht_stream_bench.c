@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 #include "ht_runtime.h"
-#include "ht_args.h"
+#include "ht_bench.h"
 #include "ht_timing.h"
 
 enum kernel { TRIAD, COPY, SUM };
@@ -125,13 +125,9 @@ int main(int argc, char **argv) {
     }
     omp_set_dynamic(0);
     if (requested) omp_set_num_threads(requested);
-    int threads = 0;
-#pragma omp parallel
-#pragma omp master
-    threads = omp_get_num_threads();
+    const int threads = ht_team_size();
 
     const int arrays = KERNEL_ARRAYS[kernel];
-    const long line = 64 / sizeof(double);
     double *bw = malloc((size_t)samples * sizeof *bw);
     if (!bw) { fprintf(stderr, "ht_stream_bench: out of memory\n"); return 4; }
     double checksum = 0.0;
@@ -141,8 +137,7 @@ int main(int argc, char **argv) {
            threads, KERNEL_NAME[kernel], KERNEL_FORMULA[kernel], KERNEL_TRAFFIC[kernel],
            KERNEL_BYTES[kernel]);
     for (int p = 0; p < npoints; ++p) {
-        long n = (long)(footprints[p] / (long long)(arrays * sizeof(double))) / line * line;
-        if (n < line * threads) n = line * threads;
+        const long n = ht_array_length(footprints[p], arrays, threads);
         double *a = kernel == SUM ? NULL : ht_alloc(n);
         double *b = ht_alloc(n);
         double *c = kernel == TRIAD ? ht_alloc(n) : NULL;

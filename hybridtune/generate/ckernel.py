@@ -189,14 +189,19 @@ class KernelWriter:
         return to_c(rewrite(tree, flat))
 
     # statements -----------------------------------------------------------------------------
-    def statement(self, directive: Directive, values: dict, block) -> list[str]:
+    def lowered_statement(self, directive: Directive, values: dict, block) -> Assign | None:
+        """A %COMP statement lowered for these loop values, or None where it does nothing."""
         statement: Assign = self.template.computation(directive.args[0])
         lowered = self.lower(statement, values, block)
         if lowered.op == "=" and lowered.value == lowered.target:
-            return []
+            return None
         if lowered.op == "+=" and isinstance(lowered.value, Num) and lowered.value.value == 0:
-            return []
-        return [self.c_text(lowered) + ";"]
+            return None
+        return lowered
+
+    def statement(self, directive: Directive, values: dict, block) -> list[str]:
+        lowered = self.lowered_statement(directive, values, block)
+        return [] if lowered is None else [self.c_text(lowered) + ";"]
 
     def items(self, items: tuple, values: dict, block) -> list[str]:
         out: list[str] = []

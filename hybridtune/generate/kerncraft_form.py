@@ -6,7 +6,6 @@ import hashlib
 import re
 from collections import Counter
 from dataclasses import dataclass
-from functools import lru_cache
 
 import sympy
 
@@ -19,10 +18,10 @@ from hybridtune.describe.looplang import Directive, Loop
 from hybridtune.describe.method import Method
 from hybridtune.describe.printing import to_c
 from hybridtune.generate.ckernel import IVP_PREFIX, GenerationError, KernelWriter, ivp_names
+from hybridtune.generate.size_expressions import (N, as_arithmetic, spread, sympy_of, to_sympy,
+                                                  vanishes)
 
-N = sympy.Symbol("n", positive=True, integer=True)
 ELEMENT_BYTES = 8
-_ARITHMETIC = ("+", "-", "*", "/")
 
 
 @dataclass(frozen=True)
@@ -54,79 +53,6 @@ class KerncraftForm:
     ivp: str                    # empty for kernels that evaluate no IVP
     parts: tuple
     omitted: tuple = ()         # what the form leaves out, and why
-
-
-def sympy_of(tree, ivp: IVP | None):
-    """A size expression (in n and the IVP's integer quantities) as sympy, quantities expanded."""
-    defined = {}
-    if ivp is not None:
-        if ivp.sizes.square_of:
-            defined[ivp.sizes.square_of] = sympy.sqrt(N)
-        for name, quantity in ivp.quantities:
-            defined[name] = _to_sympy(quantity, defined)
-        defined.update({IVP_PREFIX + k: v for k, v in list(defined.items())})
-    return _to_sympy(tree, defined)
-
-
-def _to_sympy(tree, defined: dict):
-    if isinstance(tree, Num):
-        return sympy.Integer(tree.value) if isinstance(tree.value, int) else sympy.Float(tree.value)
-    if isinstance(tree, Name):
-        if tree.id == "n":
-            return N
-        if tree.id in defined:
-            return defined[tree.id]
-        raise GenerationError(f"size expression uses '{tree.id}', which is not n or an IVP quantity")
-    if isinstance(tree, Unary) and tree.op == "-":
-        return -_to_sympy(tree.operand, defined)
-    if isinstance(tree, Binary) and tree.op in _ARITHMETIC:
-        left, right = _to_sympy(tree.left, defined), _to_sympy(tree.right, defined)
-        return {"+": left + right, "-": left - right, "*": left * right,
-                "/": left / right}[tree.op]
-    raise GenerationError(f"size expression {to_c(tree)} is not arithmetic in n")
-
-
-def as_arithmetic(tree):
-    """Calls and conditionals as arithmetic with the same operation count and array reads.
-
-    A call of k arguments becomes k - 1 operations between them (one multiplication by a
-    constant for k = 1); a comparison or logical operator becomes a subtraction; c ? a : b
-    becomes c * a when b is a literal, c * b when a is, else c * a + b (one operation more than
-    the select it stands for).
-    """
-    def rule(node):
-        if isinstance(node, Call):
-            args = list(node.args)
-            if len(args) == 1:
-                return Binary("*", args[0], Num(1.5, "1.5"))
-            out = args[0]
-            for arg in args[1:]:
-                out = Binary("+", out, arg)
-            return out
-        if isinstance(node, Binary) and node.op not in _ARITHMETIC:
-            return Binary("-", node.left, node.right)
-        if isinstance(node, Unary) and node.op == "!":
-            return node.operand
-        if isinstance(node, Cond):
-            if isinstance(node.other, Num):
-                return Binary("*", node.test, node.then)
-            if isinstance(node.then, Num):
-                return Binary("*", node.test, node.other)
-            return Binary("+", Binary("*", node.test, node.then), node.other)
-        return node
-    return rewrite(tree, rule)
-
-
-@lru_cache(maxsize=None)
-def _vanishes(iterations) -> bool:
-    return sympy.limit(iterations / N, N, sympy.oo) == 0
-
-
-def _spread(offsets: list):
-    """Largest minus smallest of offsets linear in n, for large n: ordered by n's coefficient, then
-    the constant (sympy's Max of such terms is exact too, but costs milliseconds each)."""
-    ordered = sorted(set(offsets), key=lambda pair: pair[1])
-    return ordered[-1][0] - ordered[0][0]
 
 
 def _value_operations(trees: list, int_names: set) -> int:
@@ -205,7 +131,7 @@ class _FormWriter:
 
     def vanishing(self, block: Block) -> bool:
         """Whether the block's components are a vanishing share of n (a grid's edge rows)."""
-        return _vanishes(self.block_iterations(block))
+        return vanishes(self.block_iterations(block))
 
     def block_iterations(self, block: Block):
         if block not in self._iterations:
@@ -224,12 +150,9 @@ class _FormWriter:
                 for v in self._range(item, values):
                     out += self.statements(item.body, {**values, item.var: v}, block)
                 continue
-            lowered = self.writer.lower(self.template.computation(item.args[0]), values, block)
-            if lowered.op == "=" and lowered.value == lowered.target:
-                continue
-            if lowered.op == "+=" and isinstance(lowered.value, Num) and lowered.value.value == 0:
-                continue
-            out.append(lowered)
+            lowered = self.writer.lowered_statement(item, values, block)
+            if lowered is not None:
+                out.append(lowered)
         return out
 
     # one loop ---------------------------------------------------------------------------------
@@ -247,9 +170,9 @@ class _FormWriter:
         plain = [self.plain(t, shift) for t in trees]
         trip = substitute(block.size, self.rename) if block is not None else Name("n")
         code, extents, defines, loads = self.print_loop(plain, trip, iterations)
-        ops = sum(sum(operation_counts(t.value, self.int_names).values()) for t in plain)
         return KerncraftPart(code, hashlib.sha256(code.encode()).hexdigest()[:16], 1, iterations,
-                             extents, defines, ops, loads, source_ops, source_loads, number)
+                             extents, defines, _value_operations(plain, self.int_names), loads,
+                             source_ops, source_loads, number)
 
     def plain(self, tree: Assign, shift: dict) -> Assign:
         """Rows of s x n arrays as arrays of their own, locals as scalars, j shifted to the block."""
@@ -269,10 +192,8 @@ class _FormWriter:
                 return Index(node.array, tuple(substitute(i, shift) for i in node.indices))
             return node
 
-        target = rewrite(tree.target, rows)
-        value = rewrite(tree.value, rows)
-
-        return Assign(target, "=", as_arithmetic(self.integers_as_scalars(value)))
+        value = as_arithmetic(self.integers_as_scalars(rewrite(tree.value, rows)))
+        return Assign(rewrite(tree.target, rows), "=", value)
 
     def integers_as_scalars(self, tree):
         """Integer-typed parts of a value (j + 1, N) as one scalar each: C computes them in
@@ -314,7 +235,7 @@ class _FormWriter:
         """A subscript as sympy, j and the IVP's integer quantities as symbols (memoised)."""
         key = to_c(tree)
         if key not in self._indices:
-            self._indices[key] = _to_sympy(tree, self.index_symbols)
+            self._indices[key] = to_sympy(tree, self.index_symbols)
         return self._indices[key]
 
     def row_layout(self, trees: list):
@@ -382,12 +303,11 @@ class _FormWriter:
         defines: dict[str, None] = {}
         offsets: dict[str, list] = {}
         layout = self.row_layout(trees)
-
         base = self.row_base(trees, layout)
 
-        def subscript(index):
+        def subscript(index, array: str):
             offset, names, split = self.split_subscript(index, layout)
-            offsets.setdefault(name_of[0], []).append(offset)
+            offsets.setdefault(array, []).append(offset)
             for name in names:
                 defines.setdefault(name, None)
             if layout is None:
@@ -395,13 +315,10 @@ class _FormWriter:
             row, column = split
             return Name(str(sympy.expand(row - base))), Name(str(column))
 
-        name_of = [""]
-
         def canonical(node):
             if isinstance(node, Index):
                 name = arrays.setdefault(node.array, f"a{len(arrays)}")
-                name_of[0] = name
-                return Index(name, tuple(x for index in node.indices for x in subscript(index)))
+                return Index(name, tuple(x for index in node.indices for x in subscript(index, name)))
             if isinstance(node, Name):
                 return Name(scalars.setdefault(node.id, f"s{len(scalars)}"))
             if isinstance(node, Num):
@@ -424,7 +341,7 @@ class _FormWriter:
         lines += [f"double {name};" for name in list(scalars.values()) + list(literals.values())]
         lines.append(f"for (long j = 0; j < {to_c(trip)}; ++j) {{")
         lines += body + ["}"]
-        extents = tuple(sympy.Min(N, iterations + _spread(offs)) for offs in offsets.values())
+        extents = tuple(sympy.Min(N, iterations + spread(offs)) for offs in offsets.values())
         loads = _array_reads(canonical_trees, set(arrays.values()))
         return "\n".join(lines) + "\n", extents, tuple(defines), loads
 

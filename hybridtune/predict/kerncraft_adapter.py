@@ -179,7 +179,6 @@ def analyse(code: str, folder: str, machine_path: str, samples: tuple, model: st
                            f"{POINTER_INCREMENT_FALLBACK} bytes")
                 continue
             return [KernelAnalysis("failed", model, n, _short(text)) for n, _ in samples]
-    return []
 
 
 def _short(text: str) -> str:

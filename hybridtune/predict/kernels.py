@@ -13,7 +13,8 @@ from hybridtune.describe.ivp import IVP
 from hybridtune.describe.library import cache_root
 from hybridtune.describe.machine import Machine
 from hybridtune.describe.expr import Name
-from hybridtune.generate.kerncraft_form import KerncraftForm, KerncraftPart, sympy_of
+from hybridtune.generate.kerncraft_form import KerncraftPart
+from hybridtune.generate.size_expressions import sympy_of
 from hybridtune.predict import kerncraft_adapter
 from hybridtune.predict.working_set import regions
 
@@ -65,12 +66,16 @@ def loop_key(part: KerncraftPart, ivp: IVP | None) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
-def loop_jobs(forms: list[tuple[KerncraftForm, IVP | None]], machine: Machine) -> dict:
-    """The distinct loops of the given kernel forms, each with its regions on this machine."""
+def loop_jobs(forms: dict, machine: Machine) -> tuple[dict, dict]:
+    """The distinct loops of the kernel forms (key -> (form, IVP or None)), each with its regions on
+    this machine, and for each form the loop keys of its parts in order."""
     jobs: dict[str, LoopJob] = {}
-    for form, ivp in forms:
+    part_keys: dict = {}
+    for form_key, (form, ivp) in forms.items():
+        part_keys[form_key] = []
         for number, part in enumerate(form.parts):
             key = loop_key(part, ivp)
+            part_keys[form_key].append(key)
             name = "/".join((form.template, form.variant, form.method, form.ivp, f"part{number}"))
             if key in jobs:
                 job = jobs[key]
@@ -80,7 +85,7 @@ def loop_jobs(forms: list[tuple[KerncraftForm, IVP | None]], machine: Machine) -
             n_min = ivp.sizes.next_valid(1) if ivp is not None else 1
             jobs[key] = LoopJob(key, part, ivp, regions(part.working_set_bytes, machine, valid, n_min),
                                 (name,))
-    return jobs
+    return jobs, part_keys
 
 
 def prediction_key(loop: str, machine_sha: str, region: str, cores: int, model: str,

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 
 from hybridtune.describe.expr import Name
 from hybridtune.describe.looplang import loops_and_directives
 from hybridtune.describe.machine import Machine
 from hybridtune.describe.skeleton import Skeleton, kernel_call
-from hybridtune.generate.kerncraft_form import ELEMENT_BYTES, N, KerncraftForm
+from hybridtune.generate.kerncraft_form import ELEMENT_BYTES, KerncraftForm
+from hybridtune.generate.size_expressions import N
 from hybridtune.generate.pool import Variant
 from hybridtune.predict.kernels import LoopJob, LoopPrediction
 from hybridtune.predict.working_set import evaluator, level_for
@@ -144,9 +146,10 @@ def ranked(predictions: list[VariantPrediction]) -> list[VariantPrediction]:
 
 
 def as_json(prediction: VariantPrediction) -> dict:
+    """A JSON-able dict; a prediction that failed has predicted_s None."""
     data = {k: v for k, v in prediction.__dict__.items() if k != "kernels"}
-    data["kernels"] = [{k: v for k, v in kernel.items()} for kernel in prediction.kernels]
-    if data["predicted_s"] != data["predicted_s"]:
+    data["kernels"] = [dict(kernel) for kernel in prediction.kernels]
+    if not math.isfinite(data["predicted_s"]):
         data["predicted_s"] = None
     return data
 

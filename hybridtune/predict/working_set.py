@@ -9,7 +9,7 @@ from functools import lru_cache
 import sympy
 
 from hybridtune.describe.machine import Machine
-from hybridtune.generate.kerncraft_form import N
+from hybridtune.generate.size_expressions import N
 
 N_LIMIT = 10 ** 12           # no region border is searched beyond this n
 BEYOND_LAST = (2, 8, 32)     # samples past the last cache level, as multiples of its border

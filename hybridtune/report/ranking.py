@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 from hybridtune.predict.variants import VariantPrediction, as_json
 
 
@@ -38,7 +36,5 @@ def ranking_json(ranking: list[VariantPrediction], shortlisted: list) -> list[di
     for p in ranking:
         data = as_json(p)
         data["shortlisted"] = p.id in chosen
-        if isinstance(data.get("predicted_s"), float) and not math.isfinite(data["predicted_s"]):
-            data["predicted_s"] = None
         out.append(data)
     return out

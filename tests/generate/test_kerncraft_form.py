@@ -8,7 +8,8 @@ import pytest
 from hybridtune.describe.expr import parse_expression
 from hybridtune.describe.costs import operation_counts
 from hybridtune.describe.printing import to_c
-from hybridtune.generate.kerncraft_form import N, as_arithmetic, kerncraft_form, operation_totals
+from hybridtune.generate.kerncraft_form import kerncraft_form, operation_totals
+from hybridtune.generate.size_expressions import N, as_arithmetic
 
 
 def test_every_kernel_keeps_operations_and_loads(default_scenario, radau7):

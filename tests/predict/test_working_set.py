@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hybridtune.describe.loader import load_named
 from hybridtune.describe.library import PROJECT_ROOT
-from hybridtune.generate.kerncraft_form import N
+from hybridtune.generate.size_expressions import N
 from hybridtune.predict.working_set import border, capacities, level_for, regions
 
 

@@ -1,8 +1,9 @@
-/* Command-line integers for the native benchmarks: a value outside its range ends the program with
- * exit status 2 and a message naming the argument. */
-#ifndef HT_ARGS_H
-#define HT_ARGS_H
+/* What the bandwidth benchmarks share: command-line numbers (a value outside its range ends the
+ * program with exit status 2 and a message naming the argument), the team size, array lengths. */
+#ifndef HT_BENCH_H
+#define HT_BENCH_H
 
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -27,6 +28,23 @@ static double ht_parse_seconds(const char *program, const char *text, const char
         exit(2);
     }
     return v;
+}
+
+/* The number of threads a parallel region gets. */
+static int ht_team_size(void) {
+    int threads = 0;
+#pragma omp parallel
+#pragma omp master
+    threads = omp_get_num_threads();
+    return threads;
+}
+
+/* Doubles per array for `footprint` bytes over `arrays` arrays: whole cache lines, at least one
+ * line per thread. */
+static long ht_array_length(long long footprint, int arrays, int threads) {
+    const long line = 64 / sizeof(double);
+    long n = (long)(footprint / (long long)(arrays * sizeof(double))) / line * line;
+    return n < line * threads ? line * threads : n;
 }
 
 #endif

@@ -1,0 +1,89 @@
+"""Size expressions in n as sympy, and calls and conditionals as plain arithmetic for kerncraft."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import sympy
+
+from hybridtune.describe.expr import Binary, Call, Cond, Name, Num, Unary, rewrite
+from hybridtune.describe.ivp import IVP
+from hybridtune.describe.printing import to_c
+from hybridtune.generate.ckernel import IVP_PREFIX, GenerationError
+
+N = sympy.Symbol("n", positive=True, integer=True)
+_ARITHMETIC = ("+", "-", "*", "/")
+
+
+def sympy_of(tree, ivp: IVP | None):
+    """A size expression (in n and the IVP's integer quantities) as sympy, quantities expanded."""
+    defined = {}
+    if ivp is not None:
+        if ivp.sizes.square_of:
+            defined[ivp.sizes.square_of] = sympy.sqrt(N)
+        for name, quantity in ivp.quantities:
+            defined[name] = to_sympy(quantity, defined)
+        defined.update({IVP_PREFIX + k: v for k, v in list(defined.items())})
+    return to_sympy(tree, defined)
+
+
+def to_sympy(tree, defined: dict):
+    if isinstance(tree, Num):
+        return sympy.Integer(tree.value) if isinstance(tree.value, int) else sympy.Float(tree.value)
+    if isinstance(tree, Name):
+        if tree.id == "n":
+            return N
+        if tree.id in defined:
+            return defined[tree.id]
+        raise GenerationError(f"size expression uses '{tree.id}', which is not n or an IVP quantity")
+    if isinstance(tree, Unary) and tree.op == "-":
+        return -to_sympy(tree.operand, defined)
+    if isinstance(tree, Binary) and tree.op in _ARITHMETIC:
+        left, right = to_sympy(tree.left, defined), to_sympy(tree.right, defined)
+        return {"+": left + right, "-": left - right, "*": left * right,
+                "/": left / right}[tree.op]
+    raise GenerationError(f"size expression {to_c(tree)} is not arithmetic in n")
+
+
+def as_arithmetic(tree):
+    """Calls and conditionals as arithmetic with the same operation count and array reads.
+
+    A call of k arguments becomes k - 1 operations between them (one multiplication by a
+    constant for k = 1); a comparison or logical operator becomes a subtraction; c ? a : b
+    becomes c * a when b is a literal, c * b when a is, else c * a + b (one operation more than
+    the select it stands for).
+    """
+    def rule(node):
+        if isinstance(node, Call):
+            args = list(node.args)
+            if len(args) == 1:
+                return Binary("*", args[0], Num(1.5, "1.5"))
+            out = args[0]
+            for arg in args[1:]:
+                out = Binary("+", out, arg)
+            return out
+        if isinstance(node, Binary) and node.op not in _ARITHMETIC:
+            return Binary("-", node.left, node.right)
+        if isinstance(node, Unary) and node.op == "!":
+            return node.operand
+        if isinstance(node, Cond):
+            if isinstance(node.other, Num):
+                return Binary("*", node.test, node.then)
+            if isinstance(node.then, Num):
+                return Binary("*", node.test, node.other)
+            return Binary("+", Binary("*", node.test, node.then), node.other)
+        return node
+    return rewrite(tree, rule)
+
+
+@lru_cache(maxsize=None)
+def vanishes(iterations) -> bool:
+    """Whether a count of components is a vanishing share of n as n grows (O(sqrt n), O(1))."""
+    return sympy.limit(iterations / N, N, sympy.oo) == 0
+
+
+def spread(offsets: list):
+    """Largest minus smallest of offsets linear in n, for large n: ordered by n's coefficient, then
+    the constant (sympy's Max of such terms is exact too, but costs milliseconds each)."""
+    ordered = sorted(set(offsets), key=lambda pair: pair[1])
+    return ordered[-1][0] - ordered[0][0]
