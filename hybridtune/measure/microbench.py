@@ -185,19 +185,22 @@ def stream_bandwidth(threads: int, footprints: list[int], kernel: str = "triad",
 def memory_regime(curve: StreamCurve, tolerance: float = REGIME_TOLERANCE) -> int:
     """The footprint (bytes) where the memory-bound regime starts.
 
-    Taking the median bandwidth of the three largest footprints as the memory bandwidth (one
-    noisy sample does not decide), this is the smallest footprint from which every larger
-    footprint's bandwidth lies within `tolerance` (default 15%) of it: walking down from the
-    largest footprint, the last one before the first point that deviates by more. With a single
-    point, that point's footprint.
+    Walking down from the largest footprint, a point joins the regime while its bandwidth lies
+    within `tolerance` (default 15%) of the median of the points already in it; the smallest
+    footprint that joined is the start. The largest footprint always anchors the reference, so a
+    short curve whose middle points are still in cache cannot pull the reference up to cache
+    bandwidth, and once a few points have joined, one noisy sample no longer decides. With a
+    single point, that point's footprint.
     """
     if not curve.points:
         raise HybridtuneError("memory_regime needs a stream curve with at least one point")
-    ordered = sorted(curve.points, key=lambda p: p.footprint_bytes)
-    reference = statistics.median(p.bandwidth_Bps for p in ordered[-3:])
-    start = ordered[-1].footprint_bytes
-    for point in reversed(ordered[:-1]):
+    ordered = sorted(curve.points, key=lambda p: p.footprint_bytes, reverse=True)
+    regime = [ordered[0].bandwidth_Bps]
+    start = ordered[0].footprint_bytes
+    for point in ordered[1:]:
+        reference = statistics.median(regime)
         if abs(point.bandwidth_Bps - reference) > tolerance * reference:
             break
+        regime.append(point.bandwidth_Bps)
         start = point.footprint_bytes
     return start

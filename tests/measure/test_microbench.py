@@ -68,6 +68,10 @@ def test_memory_regime_starts_where_bandwidth_settles():
     shuffled = _curve({32 * KIB: 30.0, KIB: 100.0, 16 * KIB: 31.0, 2 * KIB: 29.0, 4 * KIB: 60.0})
     assert memory_regime(shuffled) == 16 * KIB      # a close value below a spike does not count
     assert memory_regime(_curve({KIB: 5.0})) == KIB
+    # two footprints still in cache and one in memory: the in-memory point is the reference
+    short = _curve({64 * KIB: 80.0, 4 * MIB: 75.0, 512 * MIB: 31.0})
+    assert memory_regime(short) == 512 * MIB
+    assert memory_regime(_curve({64 * KIB: 80.0, 4 * MIB: 33.0, 512 * MIB: 31.0})) == 4 * MIB
     with pytest.raises(HybridtuneError):
         memory_regime(_curve({}))
 
