@@ -77,6 +77,28 @@ def select_bounds(node):
     return rewrite(node, rule)
 
 
+MAX_EXPANDED_POWER = 8
+
+
+def integer_powers(node):
+    """pow(x, k) with a literal whole k from 2 to MAX_EXPANDED_POWER as k - 1 multiplications.
+
+    gcc keeps these as libm calls without -ffast-math (only pow(x, 2.0) is expanded), and a call
+    costs tens of cycles where the product costs a few; gcc evaluates the repeated x once. The
+    product differs from pow by a few ulp, which verification against the reference allows.
+    """
+    def rule(n):
+        if isinstance(n, Call) and n.func == "pow" and isinstance(n.args[1], Num):
+            x, k = n.args[0], n.args[1].value
+            if k == int(k) and 2 <= k <= MAX_EXPANDED_POWER:
+                out = x
+                for _ in range(int(k) - 1):
+                    out = Binary("*", out, x)
+                return out
+        return n
+    return rewrite(node, rule)
+
+
 def ivp_names(ivp: IVP) -> dict:
     """IVP quantities and constants get a prefix so they never meet a kernel's names."""
     names = [q for q, _ in ivp.quantities] + [c for c, _ in ivp.constants]
@@ -178,7 +200,7 @@ class KernelWriter:
             rhs = rewrite(code, expand)
             tree = rewrite(tree, lambda n: rhs if isinstance(n, Rhs) else n)
             tree = rewrite(tree, coefficient)
-        return select_bounds(simplify(tree))
+        return select_bounds(integer_powers(simplify(tree)))
 
     def c_text(self, tree) -> str:
         def flat(n):

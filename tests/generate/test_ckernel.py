@@ -1,11 +1,12 @@
-"""C generation details: coefficients as constants, zero terms dropped, fmax against a literal as a select."""
+"""C generation details: coefficients as constants, zero terms dropped, fmax against a literal as a
+select, whole powers as products."""
 
 from pathlib import Path
 
 from hybridtune.describe.expr import parse_expression
 from hybridtune.describe.loader import load_named
 from hybridtune.describe.printing import to_c
-from hybridtune.generate.ckernel import kernel_function, select_bounds, simplify
+from hybridtune.generate.ckernel import integer_powers, kernel_function, select_bounds, simplify
 
 
 def test_zero_terms_and_unit_factors_are_dropped():
@@ -18,6 +19,22 @@ def test_fmax_with_a_literal_becomes_a_select():
         "x - 1.0 > 0.0 ? x - 1.0 : 0.0"
     assert to_c(select_bounds(parse_expression("fmin(2.0, x)"))) == "x < 2.0 ? x : 2.0"
     assert to_c(select_bounds(parse_expression("fmax(x, y)"))) == "fmax(x, y)"   # kept
+
+
+def test_whole_powers_become_products():
+    assert to_c(integer_powers(parse_expression("pow(z - 1.0, 3.0) / 16.0"))) == \
+        "(z - 1.0) * (z - 1.0) * (z - 1.0) / 16.0"
+    assert to_c(integer_powers(parse_expression("pow(x, 2.0) + pow(x, 8.0)"))) == \
+        "x * x + x * x * x * x * x * x * x * x"
+    for kept in ("pow(x, 2.5)", "pow(x, 9.0)", "pow(x, 1.0)", "pow(x, -2.0)", "pow(x, y)"):
+        assert to_c(integer_powers(parse_expression(kept))) == kept
+
+
+def test_medakzo_kernel_calls_no_pow(default_scenario, radau7):
+    ivp = load_named("ivp", "Medakzo", Path("."))
+    template = default_scenario.template_map["RHS_predictor"]
+    code = kernel_function(template, "RHS_predictor_jl", radau7, ivp, "k").code
+    assert "pow(" not in code and "ivp_dz" in code
 
 
 def test_kernel_is_specialised_on_method_and_ivp(default_scenario, radau7):
