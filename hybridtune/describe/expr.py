@@ -306,26 +306,21 @@ def parse_assignment(text: str) -> Assign:
     return _checked(Assign(target, op, value))
 
 
-def children(node) -> Iterator:
+_CHILDREN = {
+    Index: lambda n: n.indices,
+    Input: lambda n: (n.index,),
+    Call: lambda n: n.args,
+    Unary: lambda n: (n.operand,),
+    Binary: lambda n: (n.left, n.right),
+    Cond: lambda n: (n.test, n.then, n.other),
+    Assign: lambda n: (n.target, n.value),
+}
+
+
+def children(node) -> tuple:
     """The direct subtrees of a node."""
-    if isinstance(node, Index):
-        yield from node.indices
-    elif isinstance(node, Input):
-        yield node.index
-    elif isinstance(node, Call):
-        yield from node.args
-    elif isinstance(node, Unary):
-        yield node.operand
-    elif isinstance(node, Binary):
-        yield node.left
-        yield node.right
-    elif isinstance(node, Cond):
-        yield node.test
-        yield node.then
-        yield node.other
-    elif isinstance(node, Assign):
-        yield node.target
-        yield node.value
+    of = _CHILDREN.get(type(node))
+    return of(node) if of else ()
 
 
 def walk(node) -> Iterator:
@@ -334,7 +329,9 @@ def walk(node) -> Iterator:
     while stack:
         current = stack.pop()
         yield current
-        stack.extend(reversed(list(children(current))))
+        of = _CHILDREN.get(type(current))
+        if of:
+            stack.extend(reversed(of(current)))
 
 
 def names(node) -> set[str]:
@@ -347,20 +344,18 @@ def substitute(node, mapping: dict):
     return rewrite(node, lambda n: mapping.get(n.id, n) if isinstance(n, Name) else n)
 
 
+_REBUILD = {
+    Index: lambda n, fn: Index(n.array, tuple(rewrite(i, fn) for i in n.indices)),
+    Input: lambda n, fn: Input(rewrite(n.index, fn)),
+    Call: lambda n, fn: Call(n.func, tuple(rewrite(a, fn) for a in n.args)),
+    Unary: lambda n, fn: Unary(n.op, rewrite(n.operand, fn)),
+    Binary: lambda n, fn: Binary(n.op, rewrite(n.left, fn), rewrite(n.right, fn)),
+    Cond: lambda n, fn: Cond(rewrite(n.test, fn), rewrite(n.then, fn), rewrite(n.other, fn)),
+    Assign: lambda n, fn: Assign(rewrite(n.target, fn), n.op, rewrite(n.value, fn)),
+}
+
+
 def rewrite(node, fn):
     """Rebuild a tree bottom-up, applying fn to every rebuilt node (fn returns a node)."""
-    if isinstance(node, Index):
-        node = Index(node.array, tuple(rewrite(i, fn) for i in node.indices))
-    elif isinstance(node, Input):
-        node = Input(rewrite(node.index, fn))
-    elif isinstance(node, Call):
-        node = Call(node.func, tuple(rewrite(a, fn) for a in node.args))
-    elif isinstance(node, Unary):
-        node = Unary(node.op, rewrite(node.operand, fn))
-    elif isinstance(node, Binary):
-        node = Binary(node.op, rewrite(node.left, fn), rewrite(node.right, fn))
-    elif isinstance(node, Cond):
-        node = Cond(rewrite(node.test, fn), rewrite(node.then, fn), rewrite(node.other, fn))
-    elif isinstance(node, Assign):
-        node = Assign(rewrite(node.target, fn), node.op, rewrite(node.value, fn))
-    return fn(node)
+    rebuild = _REBUILD.get(type(node))
+    return fn(rebuild(node, fn) if rebuild else node)

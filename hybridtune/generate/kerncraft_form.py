@@ -89,6 +89,7 @@ class _FormWriter:
         self._indices: dict[str, object] = {}
         self._iterations: dict = {}
         self._subscripts: dict = {}
+        self._printed: dict = {}
         self.parts: list[tuple] = []     # (trees, block number or None, Block or None)
         self.omitted: list[str] = []
 
@@ -294,6 +295,15 @@ class _FormWriter:
         lowest = min((row - base for row in rows if not (row - base).free_symbols), default=0)
         return base + min(lowest, 0)
 
+    def printed_split(self, split: tuple, base) -> tuple:
+        """A split subscript as names for printing, its row counted from `base` (memoised: sympy
+        prints slowly)."""
+        key = (split, base)
+        if key not in self._printed:
+            row, column = split
+            self._printed[key] = (Name(str(sympy.expand(row - base))), Name(str(column)))
+        return self._printed[key]
+
     def print_loop(self, trees: list, trip, iterations) -> tuple:
         """Canonical kerncraft C (arrays a0.., scalars s0.., literals k0.. by first use), the
         arrays' extents, the names to define and the array reads per iteration."""
@@ -312,8 +322,7 @@ class _FormWriter:
                 defines.setdefault(name, None)
             if layout is None:
                 return split
-            row, column = split
-            return Name(str(sympy.expand(row - base))), Name(str(column))
+            return self.printed_split(split, base)
 
         def canonical(node):
             if isinstance(node, Index):
