@@ -72,7 +72,8 @@ def cmd_predict(args) -> int:
 def offline_summary(scenario, result) -> str:
     lines = [f"machine {scenario.machine.name} ({scenario.machine_note}); model {scenario.model}; "
              f"{result.loops} distinct loops, {result.analyses} kerncraft analyses this run "
-             f"(kerncraft {result.versions.get('kerncraft')}, OSACA {result.versions.get('osaca')})",
+             f"(kerncraft {result.versions.get('kerncraft')}, OSACA {result.versions.get('osaca')}); "
+             f"{result.new_rankings} of {len(result.rankings)} rankings new to the store",
              result.barrier_note]
     by_message: dict[str, list] = {}
     for names, message in result.failed_loops:

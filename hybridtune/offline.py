@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
+import os
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
 from hybridtune.describe.scenario import Scenario
@@ -33,22 +37,33 @@ class OfflineResult:
     failed_loops: tuple         # (kernel names, message) of loops kerncraft could not analyse
     barrier_note: str = ""
     versions: dict = field(default_factory=dict)
+    new_rankings: int = 0       # rankings appended to the store (the others it held already)
 
 
-def kernel_forms(scenario: Scenario, method) -> dict:
+PARALLEL_FORMS = 16     # below this many forms a process pool costs more than it saves
+
+
+def _form(job: tuple):
+    return kerncraft_form(*job)
+
+
+def kernel_forms(scenario: Scenario, method, workers: int | None = None) -> dict:
     """(template, kernel variant, IVP name or '') -> (form, IVP or None); a kernel that evaluates
-    no IVP has one form for all IVPs."""
-    forms = {}
+    no IVP has one form for all IVPs. Forms are built in a process pool of `workers` (default:
+    one per core) when there are many."""
+    keys, jobs = [], []
     for template in scenario.templates:
         for variant in template.variants:
-            if template.evaluates_rhs:
-                for ivp in scenario.ivps:
-                    forms[(template.name, variant.name, ivp.name)] = (
-                        kerncraft_form(template, variant.name, method, ivp), ivp)
-            else:
-                forms[(template.name, variant.name, "")] = (
-                    kerncraft_form(template, variant.name, method, scenario.ivps[0]), None)
-    return forms
+            for ivp in scenario.ivps if template.evaluates_rhs else scenario.ivps[:1]:
+                keys.append((template.name, variant.name, ivp.name if template.evaluates_rhs else ""))
+                jobs.append((template, variant.name, method, ivp))
+    workers = workers or os.cpu_count() or 1
+    if workers > 1 and len(jobs) >= PARALLEL_FORMS:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            forms = list(pool.map(_form, jobs, chunksize=max(1, len(jobs) // (4 * workers))))
+    else:
+        forms = [_form(job) for job in jobs]
+    return {key: (form, job[3] if key[2] else None) for key, job, form in zip(keys, jobs, forms)}
 
 
 def _stored_rows(store, machine_sha: str, model: str, versions: dict) -> list[dict]:
@@ -61,6 +76,19 @@ def _stored_rows(store, machine_sha: str, model: str, versions: dict) -> list[di
             & (frame["kerncraft_version"] == versions["kerncraft"])
             & (frame["osaca_version"] == versions["osaca"]))
     return frame[keep].to_dict("records")
+
+
+def _stored_digests(store) -> set:
+    if store is None:
+        return set()
+    frame = store.frame("prediction_sets")
+    return set() if frame.empty else set(frame["digest"])
+
+
+def ranking_digest(machine_sha: str, rows: list[dict]) -> str:
+    """The identity of a stored ranking: its rows (every number, in order) and the machine file."""
+    text = json.dumps([machine_sha, rows], sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def barrier_fit(scenario: Scenario, max_threads: int, store) -> tuple[BarrierFit | None, str]:
@@ -97,9 +125,10 @@ def predict_scenario(scenario: Scenario, n: int | None = None, threads: list[int
     fit, note = barrier_fit(scenario, max_threads, store)
     rankings, failed, loops, analyses = [], {}, 0, 0
     rows = _stored_rows(store, machine.sha256, scenario.model, versions)
+    digests, new_rankings = _stored_digests(store), 0
     known = region_predictions(rows)
     for method in scenario.methods:
-        forms = kernel_forms(scenario, method)
+        forms = kernel_forms(scenario, method, workers)
         jobs, form_keys = loop_jobs(forms, machine)
         loops += len(jobs)
         todo = missing_jobs(jobs, known)
@@ -147,10 +176,19 @@ def predict_scenario(scenario: Scenario, n: int | None = None, threads: list[int
             ranking = ranked(predictions)
             rankings.append(Ranking(config, tuple(ranking)))
             if store is not None:
-                store.append_many("variant_predictions", [_prediction_row(scenario, p)
-                                                          for p in ranking])
+                stored = [_prediction_row(scenario, p) for p in ranking]
+                digest = ranking_digest(machine.sha256, stored)
+                if digest not in digests:
+                    store.append_many("variant_predictions", stored)
+                    store.append_many("prediction_sets", [{
+                        "digest": digest, "scenario": scenario.name, "method": method.name,
+                        "ivp": config.ivp.name, "n": config.n, "cores": config.threads,
+                        "model": scenario.model, "machine_sha256": machine.sha256,
+                        "variants": len(stored)}])
+                    digests.add(digest)
+                    new_rankings += 1
     return OfflineResult(tuple(rankings), loops, analyses,
-                         tuple(failed.values()), note, versions)
+                         tuple(failed.values()), note, versions, new_rankings)
 
 
 def _prediction_row(scenario: Scenario, p) -> dict:

@@ -51,7 +51,17 @@ def test_predict_text_is_warm_the_second_time(capsys, db):
     assert code == 0, err
     assert "radauIIA7 InverterChain n=6000 threads=1: 32 ranked, 0 failed" in out
     assert "0 kerncraft analyses this run" in out
+    assert "0 of 1 rankings new to the store" in out      # the JSON run stored this ranking
     assert out.count("% ") >= 3
+    code, out, err = run(capsys, "predict", SMALL, "--db", db, "-n", "7000", "--threads", "1")
+    assert code == 0 and "1 of 1 rankings new to the store" in out, err
+    with Store.open(db, "r") as store:
+        sets = store.frame("prediction_sets")
+        assert store.rows("variant_predictions") == 2 * 32 == sets["variants"].sum()
+        assert sorted(sets["n"]) == [6000, 7000] and sets["digest"].is_unique
+        runs = store.frame("runs")
+        predicting = list(runs["run_id"][runs["command"] == "predict"])
+        assert list(sets["run_id"]) == [predicting[0], predicting[-1]]  # not the warm run's
 
 
 def test_tune_measures_the_shortlist_and_resumes(capsys, db):

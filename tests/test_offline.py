@@ -29,7 +29,7 @@ def cold(tmp_path_factory):
         with Store.open(folder / "store.h5", "a", run={"command": "test"}) as store:
             second = predict_scenario(scenario, store=store)
             frames = {t: store.frame(t) for t in ("kernels", "kernel_predictions",
-                                                  "variant_predictions")}
+                                                  "variant_predictions", "prediction_sets")}
     finally:
         del os.environ["HYBRIDTUNE_CACHE"]
     return scenario, first, second, frames, folder
@@ -60,7 +60,10 @@ def test_warm_run_reuses_every_prediction(cold):
     for a, b in zip(first.rankings, second.rankings):
         assert [p.id for p in a.predictions] == [p.id for p in b.predictions]
         assert [p.predicted_s for p in a.predictions] == [p.predicted_s for p in b.predictions]
-    assert len(frames["variant_predictions"]) == 2 * 4 * 32
+    # the same rankings are not stored twice: the warm run appended no variant predictions
+    assert (first.new_rankings, second.new_rankings) == (4, 0)
+    assert len(frames["variant_predictions"]) == 4 * 32 == frames["prediction_sets"]["variants"].sum()
+    assert frames["prediction_sets"]["digest"].is_unique
 
 
 def test_more_threads_predict_less_time_and_larger_n_more(cold):

@@ -10,7 +10,7 @@ FORMAT = "hybridtune-store"
 # (or journal) written with any other schema_version is refused on open with a StoreVersionError that
 # names the file, the version found and the version expected; nothing converts old files implicitly,
 # so an old store stays readable by the hybridtune that wrote it and is never half-upgraded.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 KINDS = ("str", "int", "float", "bool", "json")
 
@@ -52,6 +52,9 @@ TABLES: dict[str, Table] = {table.name: table for table in (
            scenario="str", method="str", ivp="str", n="int", cores="int", variant="str",
            predicted_s="float", t_com_s="float", rank="int", model="str", breakdown="json",
            run_id="str"),
+    _table("prediction_sets",
+           digest="str", scenario="str", method="str", ivp="str", n="int", cores="int",
+           model="str", machine_sha256="str", variants="int", run_id="str"),
     _table("measurements",
            id="str", method="str", ivp="str", n="int", threads="int", status="str",
            median_s="float", ci_low_s="float", ci_high_s="float", ci_rel="float",

@@ -39,6 +39,10 @@ SAMPLES = {
              variant="F_RHS_LC_jli", predicted_s=1.25e-3, t_com_s=2e-5, rank=1, model="ECM",
              breakdown={"kernels": {"LC": 1e-3}, "com": 2e-5}),
     ],
+    "prediction_sets": [
+        dict(digest="d" * 64, scenario="default", method="radauIIA7", ivp="Cusp", n=10**6, cores=20,
+             model="ECM", machine_sha256="ab" * 32, variants=1),
+    ],
     "measurements": [
         dict(id="A_x", method="radauIIA7", ivp="Cusp", n=300, threads=2, status="ok",
              median_s=1.5e-4, ci_low_s=1.4e-4, ci_high_s=1.6e-4, ci_rel=0.05, repetitions=12,
