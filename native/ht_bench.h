@@ -1,11 +1,14 @@
 /* What the bandwidth benchmarks share: command-line numbers (a value outside its range ends the
- * program with exit status 2 and a message naming the argument), the team size, array lengths. */
+ * program with exit status 2 and a message naming the argument), the team size, array lengths and
+ * the JSON of one footprint's result. */
 #ifndef HT_BENCH_H
 #define HT_BENCH_H
 
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+#include "ht_timing.h"
 
 static long long ht_parse_ll(const char *program, const char *text, const char *what, long long lo,
                              long long hi) {
@@ -45,6 +48,18 @@ static long ht_array_length(long long footprint, int arrays, int threads) {
     const long line = 64 / sizeof(double);
     long n = (long)(footprint / (long long)(arrays * sizeof(double))) / line * line;
     return n < line * threads ? line * threads : n;
+}
+
+/* One footprint's result as a JSON object, after a comma unless it is the first. */
+static void ht_print_point(int first, long long footprint, long n, int arrays, long sweeps,
+                           const double *bw, int samples) {
+    printf("%s{\"footprint_bytes\": %lld, \"actual_bytes\": %lld, \"elements\": %ld, "
+           "\"sweeps\": %ld, \"bandwidth_Bps\": %.6e, \"samples_Bps\": [",
+           first ? "" : ", ", footprint, (long long)n * arrays * (long long)sizeof(double), n,
+           sweeps, median(bw, samples));
+    for (int s = 0; s < samples; ++s) printf("%s%.6e", s ? ", " : "", bw[s]);
+    printf("]}");
+    fflush(stdout);
 }
 
 #endif

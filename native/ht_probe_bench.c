@@ -186,13 +186,7 @@ int main(int argc, char **argv) {
             bw[s] = bytes / t;
         }
         checksum += kind == LOAD ? sink : v[0][0] + v[0][n / 2] + v[0][n - 1];
-        printf("%s{\"footprint_bytes\": %lld, \"actual_bytes\": %lld, \"elements\": %ld, "
-               "\"sweeps\": %ld, \"bandwidth_Bps\": %.6e, \"samples_Bps\": [",
-               p ? ", " : "", footprints[p], (long long)n * arrays * (long long)sizeof(double), n,
-               sweeps, median(bw, samples));
-        for (int s = 0; s < samples; ++s) printf("%s%.6e", s ? ", " : "", bw[s]);
-        printf("]}");
-        fflush(stdout);
+        ht_print_point(p == 0, footprints[p], n, arrays, sweeps, bw, samples);
         for (int j = 0; j < arrays; ++j) free(v[j]);
     }
     sink = checksum;

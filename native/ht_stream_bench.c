@@ -168,13 +168,7 @@ int main(int argc, char **argv) {
             bw[s] = bytes / t;
         }
         checksum += kernel == SUM ? sink : a[0] + a[n / 2] + a[n - 1];
-        printf("%s{\"footprint_bytes\": %lld, \"actual_bytes\": %lld, \"elements\": %ld, "
-               "\"sweeps\": %ld, \"bandwidth_Bps\": %.6e, \"samples_Bps\": [",
-               p ? ", " : "", footprints[p], (long long)n * arrays * (long long)sizeof(double), n,
-               sweeps, median(bw, samples));
-        for (int s = 0; s < samples; ++s) printf("%s%.6e", s ? ", " : "", bw[s]);
-        printf("]}");
-        fflush(stdout);
+        ht_print_point(p == 0, footprints[p], n, arrays, sweeps, bw, samples);
         free(a);
         free(b);
         free(c);

@@ -329,9 +329,7 @@ def walk(node) -> Iterator:
     while stack:
         current = stack.pop()
         yield current
-        of = _CHILDREN.get(type(current))
-        if of:
-            stack.extend(reversed(of(current)))
+        stack.extend(reversed(children(current)))
 
 
 def names(node) -> set[str]:

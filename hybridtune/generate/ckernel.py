@@ -37,47 +37,62 @@ def literal(value: float) -> Num:
     return Num(float(value), repr(float(value)))
 
 
+def _simplified(n):
+    if isinstance(n, Unary) and n.op == "-" and isinstance(n.operand, Num):
+        return literal(-n.operand.value)
+    if not isinstance(n, Binary):
+        return n
+    zero = lambda x: isinstance(x, Num) and x.value == 0   # noqa: E731
+    one = lambda x: isinstance(x, Num) and x.value == 1    # noqa: E731
+    if n.op == "*" and (zero(n.left) or zero(n.right)):
+        return literal(0.0)
+    if n.op == "*" and one(n.left):
+        return n.right
+    if n.op in ("*", "/") and one(n.right):
+        return n.left
+    if n.op == "+" and zero(n.left):
+        return n.right
+    if n.op in ("+", "-") and zero(n.right):
+        return n.left
+    if n.op == "-" and zero(n.left):
+        return Unary("-", n.right)
+    return n
+
+
 def simplify(node):
     """Drop terms with zero coefficients and unit factors (exact for finite values)."""
-    def rule(n):
-        if isinstance(n, Unary) and n.op == "-" and isinstance(n.operand, Num):
-            return literal(-n.operand.value)
-        if not isinstance(n, Binary):
-            return n
-        zero = lambda x: isinstance(x, Num) and x.value == 0   # noqa: E731
-        one = lambda x: isinstance(x, Num) and x.value == 1    # noqa: E731
-        if n.op == "*" and (zero(n.left) or zero(n.right)):
-            return literal(0.0)
-        if n.op == "*" and one(n.left):
-            return n.right
-        if n.op in ("*", "/") and one(n.right):
-            return n.left
-        if n.op == "+" and zero(n.left):
-            return n.right
-        if n.op in ("+", "-") and zero(n.right):
-            return n.left
-        if n.op == "-" and zero(n.left):
-            return Unary("-", n.right)
-        return n
-    return rewrite(node, rule)
+    return rewrite(node, _simplified)
+
+
+def _select_bound(n):
+    if isinstance(n, Call) and n.func in ("fmax", "fmin"):
+        x, bound = n.args
+        if isinstance(x, Num) and not isinstance(bound, Num):
+            x, bound = bound, x
+        if isinstance(bound, Num):
+            op = ">" if n.func == "fmax" else "<"
+            return Cond(Binary(op, x, bound), x, literal(bound.value))
+    return n
 
 
 def select_bounds(node):
     """fmax(x, L) / fmin(x, L) with a literal L as a comparison and select, which gcc vectorises
     without -ffast-math; the same value as fmax/fmin, NaN in x included (it yields L)."""
-    def rule(n):
-        if isinstance(n, Call) and n.func in ("fmax", "fmin"):
-            x, bound = n.args
-            if isinstance(x, Num) and not isinstance(bound, Num):
-                x, bound = bound, x
-            if isinstance(bound, Num):
-                op = ">" if n.func == "fmax" else "<"
-                return Cond(Binary(op, x, bound), x, literal(bound.value))
-        return n
-    return rewrite(node, rule)
+    return rewrite(node, _select_bound)
 
 
 MAX_EXPANDED_POWER = 8
+
+
+def _whole_power(n):
+    if isinstance(n, Call) and n.func == "pow" and isinstance(n.args[1], Num):
+        x, k = n.args[0], n.args[1].value
+        if k == int(k) and 2 <= k <= MAX_EXPANDED_POWER:
+            out = x
+            for _ in range(int(k) - 1):
+                out = Binary("*", out, x)
+            return out
+    return n
 
 
 def integer_powers(node):
@@ -87,16 +102,12 @@ def integer_powers(node):
     costs tens of cycles where the product costs a few; gcc evaluates the repeated x once. The
     product differs from pow by a few ulp, which verification against the reference allows.
     """
-    def rule(n):
-        if isinstance(n, Call) and n.func == "pow" and isinstance(n.args[1], Num):
-            x, k = n.args[0], n.args[1].value
-            if k == int(k) and 2 <= k <= MAX_EXPANDED_POWER:
-                out = x
-                for _ in range(int(k) - 1):
-                    out = Binary("*", out, x)
-                return out
-        return n
-    return rewrite(node, rule)
+    return rewrite(node, _whole_power)
+
+
+def tidy(node):
+    """simplify, integer_powers and select_bounds in one pass over the tree."""
+    return rewrite(node, lambda n: _select_bound(_whole_power(_simplified(n))))
 
 
 def ivp_names(ivp: IVP) -> dict:
@@ -200,7 +211,7 @@ class KernelWriter:
             rhs = rewrite(code, expand)
             tree = rewrite(tree, lambda n: rhs if isinstance(n, Rhs) else n)
             tree = rewrite(tree, coefficient)
-        return select_bounds(integer_powers(simplify(tree)))
+        return tidy(tree)
 
     def c_text(self, tree) -> str:
         def flat(n):
