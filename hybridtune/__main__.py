@@ -2,6 +2,6 @@
 
 import sys
 
-from hybridtune.cli import main
+from hybridtune.face.cli import main
 
 sys.exit(main())

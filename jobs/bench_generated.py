@@ -31,13 +31,15 @@ from hybridtune.describe.expr import Index, Name, Rhs, walk             # noqa: 
 from hybridtune.describe.loader import load                             # noqa: E402
 from hybridtune.describe.looplang import loops_and_directives           # noqa: E402
 from hybridtune.generate.cvariant import generate_variant               # noqa: E402
-from hybridtune.measure.build import build                              # noqa: E402
+from hybridtune.compiler.build import build                              # noqa: E402
 from hybridtune.measure.microbench import (StreamCurve, StreamPoint, memory_regime,  # noqa: E402
                                            stream_bandwidth)
 from hybridtune.measure.runner import MeasureOptions, runner_program     # noqa: E402
 from hybridtune.measure.statistics import median_ci, relative_half_width  # noqa: E402
-from hybridtune.pipeline import (Configuration, measure_configuration, pool_for,  # noqa: E402
-                                 reference_after, stable_step)
+from hybridtune.describe.configuration import Configuration       # noqa: E402
+from hybridtune.generate.pool import pool_for                           # noqa: E402
+from hybridtune.measure.tasks import (measure_configuration, reference_after,  # noqa: E402
+                                      stable_step)
 from hybridtune.reference.pirk import pirk_step                         # noqa: E402
 from hybridtune.reference.rhs import initial_values, right_hand_side    # noqa: E402
 
@@ -351,7 +353,7 @@ def prebuild(scenario, method, variants, ivps: dict) -> dict:
         return ivp_name, vid, build("variant", {"variant.c": code}, shared=True)
 
     results = []
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+    with ThreadPoolExecutor(max_workers=len(os.sched_getaffinity(0))) as pool:
         for k, item in enumerate(pool.map(one, jobs), 1):
             results.append(item)
             if k % 100 == 0:

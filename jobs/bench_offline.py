@@ -91,8 +91,10 @@ def accuracy(scenario_path: Path, db: Path, per_ivp: int, sizes: tuple, budget: 
 
     from hybridtune.describe.loader import load
     from hybridtune.measure.runner import MeasureOptions
-    from hybridtune.offline import predict_scenario
-    from hybridtune.pipeline import Configuration, measure_configuration, pool_for
+    from hybridtune.face.offline import predict_scenario
+    from hybridtune.describe.configuration import Configuration
+    from hybridtune.generate.pool import pool_for
+    from hybridtune.measure.tasks import measure_configuration
     from hybridtune.store import Store
     scenario = load(scenario_path, "scenario")
     options = MeasureOptions(budget_s=budget, ci_target=0.05)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from hybridtune.describe.method import Method
 from hybridtune.generate.canonical import kernel_text, variant_text
-from hybridtune.errors import HybridtuneError
+from hybridtune.errors import HybridtuneError, RequestError
 
 
 @dataclass(frozen=True)
@@ -67,3 +67,22 @@ def build_pool(skeletons: tuple, templates: dict, method: Method) -> Pool:
             order.append(digest)
     variants = tuple(by_hash[d] for d in order)
     return Pool(method.name, variants, total - len(variants))
+
+
+def pool_for(scenario, method) -> dict[str, Variant]:
+    """id -> variant of the scenario's pool for one method."""
+    return {v.id: v for v in build_pool(scenario.skeletons, scenario.template_map, method).variants}
+
+
+def select_variants(scenario, method, ids: list[str] | None) -> list[Variant]:
+    """The variants with these ids (or folded aliases of them); all of the pool without ids."""
+    pool = pool_for(scenario, method)
+    if not ids:
+        return list(pool.values())
+    aliases = {alias: v for v in pool.values() for alias in v.same_as}
+    unknown = [i for i in ids if i not in pool and i not in aliases]
+    if unknown:
+        raise RequestError(f"--variant: unknown variant id(s) {', '.join(unknown)} in scenario "
+                           f"{scenario.name} for method {method.name}; `hybridtune variants "
+                           f"{scenario.path}` lists the {len(pool)} ids")
+    return [pool.get(i) or aliases[i] for i in dict.fromkeys(ids)]

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import math
-import os
 import statistics
-import subprocess
 from dataclasses import dataclass
-from pathlib import Path
 
+from hybridtune.compiler.build import native_source
+from hybridtune.compiler.programs import build_program, run_json
 from hybridtune.errors import HybridtuneError
-from hybridtune.measure.build import build, native_source
 
 BARRIER_PROGRAM = "ht_barrier_bench"
 STREAM_PROGRAM = "ht_stream_bench"
@@ -48,47 +45,6 @@ class StreamCurve:
     traffic: str
     bytes_per_element: int
     points: tuple[StreamPoint, ...]
-
-
-def omp_environment(threads: int) -> dict[str, str]:
-    """The child's environment: the team size and threads bound close, one per core."""
-    env = dict(os.environ)
-    env.update(OMP_NUM_THREADS=str(threads), OMP_PLACES="cores", OMP_PROC_BIND="close",
-               OMP_DYNAMIC="false")
-    return env
-
-
-def build_program(name: str, source: str) -> Path:
-    """Compile one benchmark program (cached); a compiler error raises HybridtuneError."""
-    result = build(name, {name + ".c": source}, shared=False)
-    if not result.ok or result.path is None:
-        raise HybridtuneError(f"building {name} failed: {result.message}")
-    return result.path
-
-
-def run_json(program: Path, args: list[str], threads: int, timeout_s: float) -> dict:
-    """Run a built benchmark with `threads` OpenMP threads; its JSON output, or HybridtuneError."""
-    name = program.name
-    try:
-        result = subprocess.run([str(program), *args], capture_output=True, text=True,
-                                env=omp_environment(threads), timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        raise HybridtuneError(f"{name} {' '.join(args)} timed out after {timeout_s:g} s "
-                              f"with {threads} threads") from None
-    except OSError as exc:
-        raise HybridtuneError(f"{name} could not be started: {exc}") from None
-    if result.returncode != 0:
-        message = result.stderr.strip()[-2000:] or "(no message)"
-        raise HybridtuneError(f"{name} {' '.join(args)} failed with exit status "
-                              f"{result.returncode} with {threads} threads: {message}")
-    try:
-        data = json.loads(result.stdout)
-    except json.JSONDecodeError as exc:
-        raise HybridtuneError(f"{name} printed no valid JSON ({exc}): "
-                              f"{result.stdout.strip()[-500:]!r} {result.stderr.strip()[-500:]}") from None
-    if not isinstance(data, dict):
-        raise HybridtuneError(f"{name} printed {type(data).__name__} JSON, expected an object")
-    return data
 
 
 def _field(data: dict, key: str, kind: type, name: str):
@@ -131,6 +87,13 @@ def barrier_cost(threads: int, reps: int = 15, timeout_s: float = BARRIER_TIMEOU
                               f"median {median!r}")
     return BarrierSample(threads, median, samples, _field(data, "barriers_per_sample", int,
                                                           BARRIER_PROGRAM))
+
+
+def barrier_samples(max_threads: int, reps: int = 15) -> list[BarrierSample]:
+    """The barrier benchmark for teams of 1..max_threads threads (about 0.5 s each)."""
+    if isinstance(max_threads, bool) or not isinstance(max_threads, int) or max_threads < 1:
+        raise HybridtuneError(f"barrier_samples needs max_threads >= 1, got {max_threads!r}")
+    return [barrier_cost(p, reps) for p in range(1, max_threads + 1)]
 
 
 def stream_timeout(footprints: list[int], samples: int) -> float:

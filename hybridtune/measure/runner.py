@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from hybridtune.generate.cvariant import GeneratedVariant
-from hybridtune.measure.build import BuildResult, build, native_source
+from hybridtune.compiler.build import BuildResult, build, native_source
 from hybridtune.measure.statistics import median_ci, relative_half_width
 
 STATUSES = ("ok", "compile_error", "crash", "timeout", "wrong_result")

@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from hybridtune.errors import HybridtuneError
-from hybridtune.measure.microbench import BarrierSample, barrier_cost
 
 BARRIER_KIND = "omp_barrier"
 FORMS = {"linear": lambda p: p, "log": math.log}      # t(p) = a + b * FORMS[form](p)
@@ -80,7 +79,7 @@ def _held_out_error(threads: np.ndarray, seconds: np.ndarray, counts: list, medi
     return math.sqrt(sum(e * e for e in errors) / len(errors))
 
 
-def fit_barrier(samples: list[BarrierSample]) -> BarrierFit:
+def fit_barrier(samples: list) -> BarrierFit:
     """Fit t_barrier(p) by least squares over every repetition of every sample.
 
     With at least four distinct thread counts, leave-one-out cross-validation over thread counts
@@ -90,7 +89,7 @@ def fit_barrier(samples: list[BarrierSample]) -> BarrierFit:
         raise HybridtuneError("fit_barrier needs at least one barrier sample")
     threads, seconds = [], []
     for sample in samples:
-        if not isinstance(sample, BarrierSample) or sample.threads < 1 or not sample.samples_s:
+        if not hasattr(sample, "samples_s") or sample.threads < 1 or not sample.samples_s:
             raise HybridtuneError(f"fit_barrier got {sample!r}, expected BarrierSample records with "
                                   "threads >= 1 and repetitions")
         for value in sample.samples_s:
@@ -126,17 +125,9 @@ def fit_barrier(samples: list[BarrierSample]) -> BarrierFit:
     return BarrierFit(BARRIER_KIND, best, a, b, errors[best], True, note, data)
 
 
-def benchmark_records(samples: list[BarrierSample], kind: str = BARRIER_KIND) -> list[dict]:
+def benchmark_records(samples: list, kind: str = BARRIER_KIND) -> list[dict]:
     """Rows of the store table comm_benchmarks: kind, threads, median_s, samples (JSON)."""
     return [{"kind": kind, "threads": int(s.threads), "median_s": float(s.median_s),
              "samples": json.dumps({"samples_s": list(s.samples_s),
                                     "barriers_per_sample": int(s.barriers_per_sample)})}
             for s in samples]
-
-
-def measure_barrier_fit(max_threads: int, reps: int = 15) -> tuple[BarrierFit, list[BarrierSample]]:
-    """Run the barrier benchmark for 1..max_threads threads (about 0.5 s each) and fit it."""
-    if isinstance(max_threads, bool) or not isinstance(max_threads, int) or max_threads < 1:
-        raise HybridtuneError(f"measure_barrier_fit needs max_threads >= 1, got {max_threads!r}")
-    samples = [barrier_cost(p, reps) for p in range(1, max_threads + 1)]
-    return fit_barrier(samples), samples

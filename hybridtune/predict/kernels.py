@@ -131,7 +131,7 @@ def run_analyses(jobs: list[LoopJob], machine: Machine, model: str, workers: int
     folder = cache_root() / "kerncraft"
     own = executor is None
     if own:
-        executor = ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 1,
+        executor = ProcessPoolExecutor(max_workers=workers or len(os.sched_getaffinity(0)),
                                        initializer=kerncraft_adapter.worker_environment)
     try:
         futures = [(job, executor.submit(_analyse_job, job.part.code, str(folder / job.key),

@@ -2,7 +2,7 @@
 
 from collections import Counter
 
-from hybridtune.collocation import method_yaml
+from hybridtune.describe.collocation import method_yaml
 from hybridtune.describe.loader import load
 from hybridtune.generate.pool import build_pool
 

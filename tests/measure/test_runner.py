@@ -10,8 +10,9 @@ from hybridtune.describe.library import PROJECT_ROOT
 from hybridtune.describe.loader import load, load_named
 from hybridtune.generate.cvariant import generate_variant
 from hybridtune.measure.runner import MeasureOptions, MeasureTask, measure
-from hybridtune.pipeline import (Configuration, measure_configuration, pool_for, reference_after,
-                                 select_variants)
+from hybridtune.describe.configuration import Configuration
+from hybridtune.generate.pool import pool_for, select_variants
+from hybridtune.measure.tasks import measure_configuration, reference_after
 from tests_support import covering_sample
 
 FAULTS = Path(__file__).parents[1] / "data" / "faults"

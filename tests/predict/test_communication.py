@@ -10,9 +10,8 @@ import statistics
 import pytest
 
 from hybridtune.errors import HybridtuneError
-from hybridtune.measure.microbench import BarrierSample
-from hybridtune.predict.communication import (BarrierFit, benchmark_records, fit_barrier,
-                                              measure_barrier_fit)
+from hybridtune.measure.microbench import BarrierSample, barrier_samples
+from hybridtune.predict.communication import BarrierFit, benchmark_records, fit_barrier
 
 
 def synthetic(law, threads, reps=9, noise=0.02, seed=7) -> list[BarrierSample]:
@@ -124,11 +123,12 @@ def test_benchmark_records():
 
 
 def test_real_barrier_measurement_on_this_machine():
-    fit, samples = measure_barrier_fit(2, reps=5)
+    samples = barrier_samples(2, reps=5)
+    fit = fit_barrier(samples)
     assert [s.threads for s in samples] == [1, 2]
     assert all(len(s.samples_s) == 5 for s in samples)
     assert fit.seconds(1) > 0 and fit.seconds(2) > 0
     assert fit.seconds(2) < 1e-3
     assert not fit.validated and fit.form == "linear"
     with pytest.raises(HybridtuneError):
-        measure_barrier_fit(0)
+        barrier_samples(0)

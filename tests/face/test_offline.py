@@ -8,7 +8,7 @@ import pytest
 
 from hybridtune.describe.library import PROJECT_ROOT
 from hybridtune.describe.loader import load
-from hybridtune.offline import predict_scenario
+from hybridtune.face.offline import predict_scenario
 from hybridtune.prune.shortlist import shortlist, top_k, within_deviation
 from hybridtune.store import Store
 from tests_support import SHARED_MACHINES

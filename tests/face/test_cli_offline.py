@@ -7,7 +7,7 @@ import json
 import h5py
 import pytest
 
-from hybridtune.cli import main
+from hybridtune.face.cli import main
 from hybridtune.describe.library import PROJECT_ROOT
 from hybridtune.store import Store
 

@@ -12,11 +12,11 @@ from functools import partial
 from typing import Callable
 
 from hybridtune.errors import HybridtuneError
-from hybridtune.measure.build import native_source
-from hybridtune.measure.core_model import (CORE_FACTS, CoreLayout, choose_osaca_architecture,
+from hybridtune.compiler.build import native_source
+from hybridtune.probe.core_model import (CORE_FACTS, CoreLayout, choose_osaca_architecture,
                                            flops_per_cycle, osaca_architectures, port_model)
-from hybridtune.measure.host_facts import CacheFacts, HostFacts, read_host_facts
-from hybridtune.measure.microbench import build_program, run_json
+from hybridtune.probe.host_facts import CacheFacts, HostFacts, read_host_facts
+from hybridtune.compiler.programs import build_program, run_json
 
 
 KERNCRAFT_FORMAT = "0.8.11.dev0"     # the last machine-file format change kerncraft lists

@@ -15,11 +15,11 @@ from ruamel.yaml import YAML
 
 from hybridtune.describe.loader import load
 from hybridtune.errors import HybridtuneError
-from hybridtune.measure.core_model import (choose_osaca_architecture, flops_per_cycle,
+from hybridtune.probe.core_model import (choose_osaca_architecture, flops_per_cycle,
                                            osaca_architectures, port_model)
-from hybridtune.measure.host_facts import CacheFacts, HostFacts, read_host_facts
-from hybridtune.measure.machine_file import write_machine_file
-from hybridtune.measure.probe import (BENCH_KERNELS, BandwidthPoint, level_footprints,
+from hybridtune.probe.host_facts import CacheFacts, HostFacts, read_host_facts
+from hybridtune.probe.machine_file import write_machine_file
+from hybridtune.probe.probe import (BENCH_KERNELS, BandwidthPoint, level_footprints,
                                       measure_bandwidth, probe_machine)
 from tests_support import SHARED_MACHINES
 

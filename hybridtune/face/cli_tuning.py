@@ -12,7 +12,7 @@ from hybridtune.errors import HybridtuneError, RequestError
 def open_store(path: str | None, scenario, command: str):
     """The store in append mode with this command's run record (every command that writes one)."""
     from hybridtune.describe.library import default_store
-    from hybridtune.measure.build import FLAGS, compiler
+    from hybridtune.compiler.build import FLAGS, compiler
     from hybridtune.store import Store
     target = Path(path) if path else default_store()
     if not target.parent.is_dir():
@@ -44,7 +44,7 @@ def check_selection(args) -> None:
 
 def cmd_predict(args) -> int:
     from hybridtune.describe.loader import load
-    from hybridtune.offline import predict_scenario
+    from hybridtune.face.offline import predict_scenario
     from hybridtune.prune.shortlist import shortlist
     from hybridtune.report.ranking import ranking_json, ranking_lines
     check_selection(args)
@@ -89,8 +89,9 @@ def cmd_tune(args) -> int:
     from hybridtune.describe.loader import load
     from hybridtune.describe.library import scenarios_dir
     from hybridtune.measure.runner import MeasureOptions
-    from hybridtune.offline import predict_scenario
-    from hybridtune.pipeline import measure_configuration, pool_for
+    from hybridtune.face.offline import predict_scenario
+    from hybridtune.generate.pool import pool_for
+    from hybridtune.measure.tasks import measure_configuration
     from hybridtune.prune.shortlist import shortlist
     from hybridtune.report.ranking import ranking_lines
     from hybridtune.report.tuning import chosen_line, stored_measurements
@@ -127,8 +128,8 @@ def cmd_tune(args) -> int:
 
 
 def cmd_machine(args) -> int:
-    from hybridtune.measure.machine_file import write_machine_file
-    from hybridtune.measure.probe import probe_machine
+    from hybridtune.probe.machine_file import write_machine_file
+    from hybridtune.probe.probe import probe_machine
     target = Path(args.output)
     if target.is_dir() or not (target.parent if str(target.parent) else Path(".")).is_dir():
         raise HybridtuneError(f"-o {args.output}: expected a file path in an existing folder")

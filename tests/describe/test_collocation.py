@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from hybridtune.collocation import butcher, method_yaml
+from hybridtune.describe.collocation import butcher, method_yaml
 from hybridtune.describe.library import library_files
 from hybridtune.describe.loader import load
 from hybridtune.errors import RequestError

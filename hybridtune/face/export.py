@@ -6,7 +6,7 @@ import re
 
 from hybridtune.errors import RequestError
 from hybridtune.generate.cvariant import GeneratedVariant
-from hybridtune.measure.build import FLAGS, native_source
+from hybridtune.compiler.build import FLAGS, native_source
 
 MAKEFILE = """# Builds the tuned solver {name}: lib{name}.so and lib{name}.a.
 CC ?= gcc

@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import pytest
 
-from hybridtune.cli import main
+from hybridtune.face.cli import main
 from hybridtune.describe.library import PROJECT_ROOT
 
 SCENARIOS = PROJECT_ROOT / "scenarios"

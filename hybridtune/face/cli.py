@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path
 
 from hybridtune import __version__
-from hybridtune.cli_tuning import check_timing, cmd_machine, cmd_predict, cmd_tune, open_store
+from hybridtune.face.cli_tuning import check_timing, cmd_machine, cmd_predict, cmd_tune, open_store
 from hybridtune.errors import HybridtuneError
 
 EXIT_BAD_INPUT = 2
@@ -189,8 +189,9 @@ def _summary(scenario, rows: list[dict]) -> str:
 
 def _cmd_measure(args) -> int:
     from hybridtune.measure.runner import MeasureOptions
-    from hybridtune.pipeline import (configurations, measure_configuration, select_variants,
-                                     thread_problems)
+    from hybridtune.describe.configuration import configurations
+    from hybridtune.generate.pool import select_variants
+    from hybridtune.measure.tasks import measure_configuration, thread_problems
     from hybridtune.errors import RequestError
     check_timing(args)
     if args.threads and min(args.threads) < 1:
@@ -272,7 +273,7 @@ def _cmd_solve(args) -> int:
 def _cmd_export(args) -> int:
     from hybridtune.describe.loader import load_named
     from hybridtune.errors import RequestError
-    from hybridtune.generate.export import check_export_name, export_files
+    from hybridtune.face.export import check_export_name, export_files
     from hybridtune.solver import generated_for
     scenario = _load_scenario(args.scenario)
 
@@ -300,7 +301,7 @@ def _cmd_export(args) -> int:
 
 
 def _cmd_method(args) -> int:
-    from hybridtune.collocation import FAMILIES, method_yaml
+    from hybridtune.describe.collocation import FAMILIES, method_yaml
     if args.family not in FAMILIES:
         raise HybridtuneError(f"method family '{args.family}': expected one of "
                               f"{', '.join(FAMILIES)}")

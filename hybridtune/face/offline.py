@@ -9,14 +9,15 @@ import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
+from hybridtune.describe.configuration import Configuration, configurations
 from hybridtune.describe.scenario import Scenario
 from hybridtune.generate.kerncraft_form import kerncraft_form
 from hybridtune.generate.pool import build_pool
+from hybridtune.measure.microbench import barrier_samples
 from hybridtune.measure.runner import node_name
-from hybridtune.pipeline import Configuration, configurations
 from hybridtune.predict import kerncraft_adapter
 from hybridtune.predict.communication import (BARRIER_KIND, BarrierFit, benchmark_records,
-                                              measure_barrier_fit)
+                                              fit_barrier)
 from hybridtune.predict.kernels import (PROCESS_FAILED, analysis_rows, loop_jobs, missing_jobs,
                                         region_predictions, run_analyses)
 from hybridtune.predict.variants import (kernel_breakdown, predict_variant, ranked, step_counts,
@@ -57,7 +58,7 @@ def kernel_forms(scenario: Scenario, method, workers: int | None = None) -> dict
             for ivp in scenario.ivps if template.evaluates_rhs else scenario.ivps[:1]:
                 keys.append((template.name, variant.name, ivp.name if template.evaluates_rhs else ""))
                 jobs.append((template, variant.name, method, ivp))
-    workers = workers or os.cpu_count() or 1
+    workers = workers or len(os.sched_getaffinity(0))
     if workers > 1 and len(jobs) >= PARALLEL_FORMS:
         with ProcessPoolExecutor(max_workers=workers) as pool:
             forms = list(pool.map(_form, jobs, chunksize=max(1, len(jobs) // (4 * workers))))
@@ -105,7 +106,8 @@ def barrier_fit(scenario: Scenario, max_threads: int, store) -> tuple[BarrierFit
             fit = BarrierFit.from_record(record)
             if fit.data.get("host") == host and max(fit.data.get("threads", [0])) >= max_threads:
                 return fit, f"barrier cost from the store ({fit.note})"
-    fit, samples = measure_barrier_fit(max_threads)
+    samples = barrier_samples(max_threads)
+    fit = fit_barrier(samples)
     fit = BarrierFit(fit.kind, fit.form, fit.a, fit.b, fit.cv_error, fit.validated, fit.note,
                      {**fit.data, "host": host})
     if store is not None:

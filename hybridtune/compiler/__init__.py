@@ -1,0 +1,1 @@
+"""The compiler adapter: gcc builds of variants and native programs, and running those programs."""

@@ -1,0 +1,81 @@
+"""Measurement tasks of a configuration: generated C, the reference state, builds ahead of timing."""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from hybridtune.compiler.build import build
+from hybridtune.describe.configuration import Configuration
+from hybridtune.describe.scenario import Scenario
+from hybridtune.errors import RequestError
+from hybridtune.generate.cvariant import generate_variant
+from hybridtune.generate.pool import Variant
+from hybridtune.measure.runner import (MeasureOptions, MeasureTask, Measurement, measure,
+                                       runner_program)
+from hybridtune.reference.pirk import integrate
+from hybridtune.reference.rhs import initial_values, right_hand_side
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity mask), never the machine's count."""
+    return len(os.sched_getaffinity(0))
+
+
+def thread_problems(threads: list[int]) -> list[str]:
+    cores = usable_cores()
+    return [f"{t} threads requested, this process may use {cores} cores" for t in threads
+            if t > cores]
+
+
+def stable_step(ivp, n: int) -> float:
+    h = ivp.step_size(n)
+    if h is None or not np.isfinite(h) or h <= 0:
+        raise RequestError(f"IVP {ivp.name} ({ivp.path}): measuring needs a positive "
+                           f"'stable_step' (got {h})")
+    return h
+
+
+def reference_after(method, ivp, n: int, h: float, steps: int) -> np.ndarray:
+    return integrate(method, right_hand_side(ivp, n), initial_values(ivp, n), 0.0, steps * h, steps)
+
+
+def plan_tasks(scenario: Scenario, config: Configuration, variants: list[Variant],
+               options: MeasureOptions = MeasureOptions()) -> list[MeasureTask]:
+    """One task per variant: its C for this configuration and the reference it must match."""
+    skeletons = {s.name: s for s in scenario.skeletons}
+    h = stable_step(config.ivp, config.n)
+    reference = reference_after(config.method, config.ivp, config.n, h, options.check_steps)
+    fixed_n = config.n if scenario.specialise_n else None
+    return [MeasureTask(generate_variant(variant, skeletons[variant.skeleton],
+                                         scenario.template_map, config.method, config.ivp,
+                                         fixed_n),
+                        config.method.name, config.ivp.name, config.n, config.threads, h,
+                        reference)
+            for variant in variants]
+
+
+def prebuild(tasks: list[MeasureTask], workers: int | None = None) -> None:
+    """Compile the tasks' variants before any is timed, one gcc per usable core (failures are
+    kept for measure, which reports them)."""
+    with ThreadPoolExecutor(max_workers=workers or usable_cores()) as pool:
+        list(pool.map(lambda task: build("variant", {"variant.c": task.generated.code},
+                                         shared=True), tasks))
+    runner_program()
+
+
+def measure_configuration(scenario: Scenario, config: Configuration, variants: list[Variant],
+                          options: MeasureOptions = MeasureOptions(), on_result=None
+                          ) -> list[Measurement]:
+    """Generate, build, verify and time the variants of one configuration in this process."""
+    tasks = plan_tasks(scenario, config, variants, options)
+    prebuild(tasks)
+    results = []
+    for task in tasks:
+        result = measure(task, options)
+        results.append(result)
+        if on_result:
+            on_result(result)
+    return results
