@@ -13,9 +13,9 @@ from hybridtune.describe.looplang import loops_and_directives
 from hybridtune.describe.machine import Machine
 from hybridtune.describe.skeleton import Skeleton, kernel_call
 from hybridtune.describe.source import Node, Source
+from hybridtune.describe.strategy import STRATEGIES, Strategy, parse_strategy
 from hybridtune.errors import DescriptionError
 
-STRATEGIES = ("preselect", "top_k", "run_all")
 PREDICTION_MODELS = ("ECM", "Roofline")
 
 
@@ -36,13 +36,6 @@ class Sizes:
             ratio = (self.stop / self.start) ** (1.0 / (self.points - 1))
             targets = [round(self.start * ratio ** k) for k in range(self.points)]
         return tuple(sorted({ivp.sizes.next_valid(t) for t in targets}))
-
-
-@dataclass(frozen=True)
-class Strategy:
-    name: str = "preselect"
-    deviation_percent: float = 5.0
-    k: int = 0
 
 
 @dataclass(frozen=True)
@@ -102,6 +95,11 @@ def _sizes(node: Node, ivps: tuple) -> Sizes:
 def _strategy(node: Node | None) -> Strategy:
     if node is None:
         return Strategy()
+    if isinstance(node.value, str):
+        try:
+            return parse_strategy(node.value)
+        except ValueError as error:
+            raise node.error(str(error)) from None
     fields = node.mapping(required=("name",), optional=("deviation_percent", "k"))
     name = fields["name"].string()
     if name not in STRATEGIES:
@@ -113,7 +111,8 @@ def _strategy(node: Node | None) -> Strategy:
                 0 <= value <= 1000 or math.isnan(value):
             raise fields["deviation_percent"].error("a percentage between 0 and 1000")
         deviation = float(value)
-    k = fields["k"].integer(minimum=1) if "k" in fields else (3 if name == "top_k" else 0)
+    k = fields["k"].integer(minimum=1) if "k" in fields else \
+        (3 if name in ("top_k", "random") else 0)
     return Strategy(name, deviation, k)
 
 

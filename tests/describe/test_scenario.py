@@ -1,9 +1,12 @@
 """Scenarios: the default scenario loads; references, sizes and skeletons are checked across files."""
 
+from pathlib import Path
+
 import pytest
 
 from hybridtune.describe.library import PROJECT_ROOT
 from hybridtune.describe.loader import load
+from hybridtune.errors import DescriptionError
 from tests_support import expect_error
 
 SCENARIO = """
@@ -88,3 +91,34 @@ def test_binding_an_undeclared_array(write, tmp_path):
 def test_library_scenarios_all_load():
     for path in sorted((PROJECT_ROOT / "scenarios").glob("*.yaml")):
         assert load(path, "scenario").skeletons
+
+
+@pytest.mark.parametrize("text, name, percent, k, seed", [
+    ("preselect:10", "preselect", 10.0, 0, 0), ("top_k:8", "top_k", 5.0, 8, 0),
+    ("run_all", "run_all", 5.0, 0, 0), ("random:12", "random", 5.0, 12, 0),
+    ("random:12:7", "random", 5.0, 12, 7)])
+def test_strategy_spellings_parse_and_spell_back(text, name, percent, k, seed):
+    from hybridtune.describe.strategy import parse_strategy
+    strategy = parse_strategy(text)
+    assert (strategy.name, strategy.deviation_percent, strategy.k, strategy.seed) == \
+        (name, percent, k, seed)
+    assert parse_strategy(strategy.spelling) == strategy
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("preselect", "a strategy"), ("preselect:-1", "between 0 and 1000"), ("top_k:0", ">= 1"),
+    ("random:3:x", "SEED"), ("run_all:2", "a strategy"), ("best", "a strategy")])
+def test_bad_strategy_spellings_say_what_was_expected(text, expected):
+    from hybridtune.describe.strategy import parse_strategy
+    with pytest.raises(ValueError, match=expected):
+        parse_strategy(text)
+
+
+def test_a_scenario_spells_its_strategy_as_the_command_line_does(write, default_scenario):
+    path = write("s.scenario.yaml", (Path(default_scenario.path).read_text()
+                                      .replace("strategy: preselect:5", "strategy: random:4:2")))
+    assert load(path, "scenario").strategy.spelling == "random:4:2"
+    bad = write("t.scenario.yaml", (Path(default_scenario.path).read_text()
+                                     .replace("strategy: preselect:5", "strategy: top_k:none")))
+    with pytest.raises(DescriptionError, match="top_k:K"):
+        load(bad, "scenario")

@@ -1,0 +1,61 @@
+"""Tuning strategies, spelled the same on the command line and in scenario files: preselect:P, top_k:K, run_all, random:K[:SEED]."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+STRATEGIES = ("preselect", "top_k", "run_all", "random")
+SPELLINGS = "preselect:P (percent), top_k:K, run_all or random:K[:SEED]"
+
+
+@dataclass(frozen=True)
+class Strategy:
+    name: str = "preselect"
+    deviation_percent: float = 5.0
+    k: int = 0
+    seed: int = 0
+
+    @property
+    def spelling(self) -> str:
+        if self.name == "preselect":
+            return f"preselect:{self.deviation_percent:g}"
+        if self.name == "top_k":
+            return f"top_k:{self.k}"
+        if self.name == "random":
+            return f"random:{self.k}:{self.seed}"
+        return self.name
+
+
+def _count(text: str, what: str) -> int:
+    if not text.isdigit() or int(text) < 1 or len(text) > 9:
+        raise ValueError(f"{what} as a whole number >= 1 (got '{text}')")
+    return int(text)
+
+
+def parse_strategy(text: object) -> Strategy:
+    """The strategy a spelling names; ValueError says what was expected."""
+    if not isinstance(text, str):
+        raise ValueError(f"a strategy {SPELLINGS}")
+    name, _, rest = text.strip().partition(":")
+    parts = rest.split(":") if rest else []
+    if name == "run_all" and not parts:
+        return Strategy("run_all")
+    if name == "preselect" and len(parts) == 1:
+        try:
+            percent = float(parts[0])
+        except ValueError:
+            percent = math.nan
+        if not 0 <= percent <= 1000:
+            raise ValueError(f"preselect:P with P a percentage between 0 and 1000 (got "
+                             f"'{parts[0]}')")
+        return Strategy("preselect", percent)
+    if name == "top_k" and len(parts) == 1:
+        return Strategy("top_k", k=_count(parts[0], "top_k:K with K"))
+    if name == "random" and len(parts) in (1, 2):
+        seed = int(parts[1]) if len(parts) == 2 and parts[1].isdigit() and len(parts[1]) < 10 \
+            else None
+        if len(parts) == 2 and seed is None:
+            raise ValueError(f"random:K:SEED with SEED a whole number >= 0 (got '{parts[1]}')")
+        return Strategy("random", k=_count(parts[0], "random:K with K"), seed=seed or 0)
+    raise ValueError(f"a strategy {SPELLINGS} (got '{text}')")
