@@ -23,7 +23,7 @@ from hybridtune.store import TABLES, Store  # noqa: E402
 
 def kernel_prediction(i: int) -> dict:
     return dict(key=f"{i:016x}", code_hash=f"{i % 300:064x}", machine_sha256="ab" * 32,
-                region="L2", cores=1 + i % 20, model="ECM", kerncraft_version="0.8.18",
+                region="L2", threads=1 + i % 20, model="ECM", kerncraft_version="0.8.18",
                 osaca_version="0.7.1", n_sample=1000 + i, status="ok", message="",
                 cycles_per_cl=12.5 + i, iterations_per_cl=8.0,
                 contributions={"T_OL": 4.0, "T_nOL": 2.0, "L1L2": 3.0, "L2L3": 4.0, "L3MEM": 8.0},
@@ -31,7 +31,7 @@ def kernel_prediction(i: int) -> dict:
 
 
 def variant_prediction(i: int) -> dict:
-    return dict(scenario="default", method="radauIIA7", ivp="Cusp", n=10**6, cores=1 + i % 20,
+    return dict(scenario="default", method="radauIIA7", ivp="Cusp", n=10**6, threads=1 + i % 20,
                 variant=f"F_RHS_LC_jli_{i}", predicted_s=1e-3 * i, t_com_s=1e-5, rank=i,
                 model="ECM", breakdown={"LC": 1.0, "RHS": 2.0, "Update": 0.5})
 

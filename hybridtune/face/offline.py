@@ -184,7 +184,7 @@ def predict_scenario(scenario: Scenario, n: int | None = None, threads: list[int
                     store.append_many("variant_predictions", stored)
                     store.append_many("prediction_sets", [{
                         "digest": digest, "scenario": scenario.name, "method": method.name,
-                        "ivp": config.ivp.name, "n": config.n, "cores": config.threads,
+                        "ivp": config.ivp.name, "n": config.n, "threads": config.threads,
                         "model": scenario.model, "machine_sha256": machine.sha256,
                         "variants": len(stored)}])
                     digests.add(digest)
@@ -198,7 +198,7 @@ def _prediction_row(scenario: Scenario, p) -> dict:
     numbers are in kernel_predictions)."""
     kernels = [[k["template"], k["variant"], k["calls_per_step"], k["seconds"]] for k in p.kernels]
     return {"scenario": scenario.name, "method": p.method, "ivp": p.ivp, "n": p.n,
-            "cores": p.cores, "variant": p.id,
+            "threads": p.threads, "variant": p.id,
             "predicted_s": p.predicted_s if math.isfinite(p.predicted_s) else float("nan"),
             "t_com_s": p.t_com_s, "rank": p.rank, "model": scenario.model,
             "breakdown": {"kernels": kernels, "message": p.message}}

@@ -88,9 +88,9 @@ def loop_jobs(forms: dict, machine: Machine) -> tuple[dict, dict]:
     return jobs, part_keys
 
 
-def prediction_key(loop: str, machine_sha: str, region: str, cores: int, model: str,
+def prediction_key(loop: str, machine_sha: str, region: str, threads: int, model: str,
                    versions: dict) -> str:
-    text = "|".join((loop, machine_sha, region, str(cores), model, versions.get("kerncraft", ""),
+    text = "|".join((loop, machine_sha, region, str(threads), model, versions.get("kerncraft", ""),
                      versions.get("osaca", "")))
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
@@ -101,15 +101,16 @@ def _analyse_job(code: str, folder: str, machine_path: str, samples: tuple, mode
 
 def analysis_rows(job: LoopJob, analyses: list, machine: Machine, model: str,
                   versions: dict) -> list[dict]:
-    """Store rows (table kernel_predictions) for one job's analyses: one per sample and core count."""
+    """Store rows (table kernel_predictions) for one job's analyses: one per sample and core count
+    (one thread per core: stored as threads)."""
     rows = []
     for (region, n, _), analysis in zip(job.samples(), analyses):
         counts = analysis.cycles_per_cl or (None,) * machine.cores_per_numa_domain
-        for cores, cycles in enumerate(counts, start=1):
+        for threads, cycles in enumerate(counts, start=1):
             rows.append({
-                "key": prediction_key(job.key, machine.sha256, region, cores, model, versions),
+                "key": prediction_key(job.key, machine.sha256, region, threads, model, versions),
                 "code_hash": job.key, "machine_sha256": machine.sha256, "region": region,
-                "cores": cores, "model": model, "kerncraft_version": versions["kerncraft"],
+                "threads": threads, "model": model, "kerncraft_version": versions["kerncraft"],
                 "osaca_version": versions["osaca"], "n_sample": int(n), "status": analysis.status,
                 "message": analysis.message,
                 "cycles_per_cl": float("nan") if cycles is None else float(cycles),
@@ -153,7 +154,7 @@ def run_analyses(jobs: list[LoopJob], machine: Machine, model: str, workers: int
 
 
 def region_predictions(rows: list[dict]) -> dict:
-    """(loop key, region) -> LoopPrediction: per core count the median over the region's samples."""
+    """(loop key, region) -> LoopPrediction: per thread count the median over the region's samples."""
     grouped: dict = {}
     for row in rows:
         grouped.setdefault((row["code_hash"], row["region"]), []).append(row)
@@ -165,11 +166,11 @@ def region_predictions(rows: list[dict]) -> dict:
             out[(key, region)] = LoopPrediction(key, region, "failed", failed[0]["message"],
                                                 n_samples=samples)
             continue
-        by_cores: dict[int, list] = {}
+        by_threads: dict[int, list] = {}
         for r in group:
-            by_cores.setdefault(int(r["cores"]), []).append(float(r["cycles_per_cl"]))
-        cycles = tuple(statistics.median(by_cores[c]) for c in sorted(by_cores))
-        middle = sorted((r for r in group if int(r["cores"]) == 1), key=lambda r: r["n_sample"])
+            by_threads.setdefault(int(r["threads"]), []).append(float(r["cycles_per_cl"]))
+        cycles = tuple(statistics.median(by_threads[t]) for t in sorted(by_threads))
+        middle = sorted((r for r in group if int(r["threads"]) == 1), key=lambda r: r["n_sample"])
         typical = middle[len(middle) // 2]
         contributions = typical["contributions"]
         if isinstance(contributions, str):

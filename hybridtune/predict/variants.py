@@ -18,13 +18,13 @@ from hybridtune.predict.working_set import evaluator, level_for
 
 @dataclass(frozen=True)
 class VariantPrediction:
-    """Predicted seconds per time step of one variant for one (method, IVP, n, cores)."""
+    """Predicted seconds per time step of one variant for one (method, IVP, n, threads)."""
     id: str
     skeleton: str
     method: str
     ivp: str
     n: int
-    cores: int
+    threads: int
     status: str                      # "ok" or "failed" (never ranked)
     predicted_s: float = float("nan")
     t_com_s: float = 0.0
@@ -118,7 +118,7 @@ def step_counts(skeleton: Skeleton, method) -> tuple[dict, int]:
 
 
 def predict_variant(variant: Variant, counts: tuple, breakdowns: dict, method_name: str,
-                    ivp_name: str, n: int, cores: int, t_barrier_s: float) -> VariantPrediction:
+                    ivp_name: str, n: int, threads: int, t_barrier_s: float) -> VariantPrediction:
     """Sum the kernels' shares; counts is step_counts of the variant's skeleton, breakdowns maps
     (template, kernel variant) to kernel_breakdown."""
     calls_by_template, barriers = counts
@@ -127,14 +127,15 @@ def predict_variant(variant: Variant, counts: tuple, breakdowns: dict, method_na
         share = breakdowns[(template, name)]
         calls = calls_by_template[template]
         if share["failed"]:
-            return VariantPrediction(variant.id, variant.skeleton, method_name, ivp_name, n, cores,
-                                     "failed", message=f"{template}/{name}: {share['message']}")
+            return VariantPrediction(variant.id, variant.skeleton, method_name, ivp_name, n,
+                                     threads, "failed",
+                                     message=f"{template}/{name}: {share['message']}")
         seconds = calls * share["seconds_per_call"]
         total += seconds
         kernels.append({"template": template, "variant": name, "calls_per_step": calls,
                         "seconds": seconds, "parts": share["parts"]})
     t_com = barriers * t_barrier_s
-    return VariantPrediction(variant.id, variant.skeleton, method_name, ivp_name, n, cores, "ok",
+    return VariantPrediction(variant.id, variant.skeleton, method_name, ivp_name, n, threads, "ok",
                              total + t_com, t_com, barriers, tuple(kernels))
 
 

@@ -50,12 +50,19 @@ class StoreFormatError(StoreError):
 
 
 class StoreVersionError(StoreError):
-    """The file was written with another schema version than this hybridtune reads."""
+    """The file was written with another schema version than this hybridtune reads.
 
-    def __init__(self, path: str, found: object, expected: int):
+    store names the store file to upgrade when path is its journal.
+    """
+
+    def __init__(self, path: str, found: object, expected: int, store: str | None = None):
         self.path = path
         self.found = found
         self.expected = expected
+        if type(found) is int and 0 < found < expected:
+            advice = (f"convert it into a new file with `hybridtune store upgrade {store or path} "
+                      f"-o NEW`")
+        else:
+            advice = "use the hybridtune that wrote it, or a new store"
         super().__init__(f"{path}: store schema_version {found!r}, this hybridtune reads and writes "
-                         f"schema_version {expected}; the file was left unchanged (use the "
-                         f"hybridtune that wrote it, or a new store)")
+                         f"schema_version {expected}; the file was left unchanged ({advice})")

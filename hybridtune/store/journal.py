@@ -5,11 +5,12 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from hybridtune.store.errors import StoreError, StoreFormatError, StoreLockedError, StoreVersionError
-from hybridtune.store.schema import SCHEMA_VERSION, TABLES
+from hybridtune.store.schema import SCHEMA_VERSION, TABLES, Table
 
 JOURNAL_FORMAT = "hybridtune-journal"
 
@@ -28,8 +29,16 @@ class Journal:
     records: tuple[JournalRecord, ...]
 
 
+JOURNAL_SUFFIX = ".journal"
+
+
 def journal_path(store_path: Path) -> Path:
-    return store_path.with_name(store_path.name + ".journal")
+    return store_path.with_name(store_path.name + JOURNAL_SUFFIX)
+
+
+def _store_path(path: Path) -> Path:
+    name = path.name
+    return path.with_name(name[:-len(JOURNAL_SUFFIX)]) if name.endswith(JOURNAL_SUFFIX) else path
 
 
 _TYPES = {"str": (str,), "json": (str,), "int": (int,), "float": (float, int, type(None)),
@@ -43,12 +52,12 @@ def _column_fits(kind: str, values: list) -> bool:
     return all(isinstance(v, types) for v in values)
 
 
-def _record(path: Path, number: int, entry: object) -> JournalRecord:
+def _record(path: Path, number: int, entry: object, tables: Mapping[str, Table]) -> JournalRecord:
     where = f"line {number}"
     if not (isinstance(entry, dict) and entry.keys() == {"seq", "table", "columns"}):
         raise StoreFormatError(str(path), f"{where} is not a journal record")
     seq, table_name, columns = entry["seq"], entry["table"], entry["columns"]
-    table = TABLES.get(table_name) if isinstance(table_name, str) else None
+    table = tables.get(table_name) if isinstance(table_name, str) else None
     if type(seq) is not int or table is None or not isinstance(columns, dict):
         raise StoreFormatError(str(path), f"{where}: bad seq, table or columns ({seq!r}, "
                                           f"{table_name!r})")
@@ -81,8 +90,13 @@ def _entries(path: Path, lines: list[bytes]) -> list:
     raise StoreFormatError(str(path), "a line holds more than one JSON value")
 
 
-def read_journal(path: Path) -> Journal | None:
-    """The journal at path (None when there is none); a torn last line (the record in flight) is dropped."""
+def read_journal(path: Path, version: int = SCHEMA_VERSION,
+                 tables: Mapping[str, Table] = TABLES) -> Journal | None:
+    """The journal at path (None when there is none); a torn last line (the record in flight) is dropped.
+
+    Its header must name schema version `version`, its records fit `tables` (an older version's
+    tables when an upgrade reads an old store's journal).
+    """
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -100,16 +114,33 @@ def read_journal(path: Path) -> Journal | None:
     if not (isinstance(header, dict) and header.get("format") == JOURNAL_FORMAT
             and isinstance(header.get("store_id"), str)):
         raise StoreFormatError(str(path), "line 1 is not a hybridtune journal header")
-    if header.get("schema_version") != SCHEMA_VERSION:
-        raise StoreVersionError(str(path), header.get("schema_version"), SCHEMA_VERSION)
+    if header.get("schema_version") != version:
+        raise StoreVersionError(str(path), header.get("schema_version"), version,
+                                store=str(_store_path(path)))
     records = []
     for number, entry in enumerate(_entries(path, lines[1:]), start=2):
-        record = _record(path, number, entry)
+        record = _record(path, number, entry, tables)
         if records and record.seq != records[-1].seq + 1:
             raise StoreFormatError(str(path), f"line {number}: sequence number {record.seq} "
                                               f"after {records[-1].seq}")
         records.append(record)
     return Journal(path, header["store_id"], tuple(records))
+
+
+def unapplied(journal: Journal | None, store_id: str, last_sequence: int,
+              store_path: Path) -> list[JournalRecord]:
+    """The journal's records that the store file (store_id, ending at last_sequence) does not hold
+    yet, checked to continue it exactly."""
+    if journal is None or not journal.records:
+        return []
+    if journal.store_id != store_id:
+        raise StoreFormatError(str(journal.path), f"a journal of another store (store_id "
+                                                  f"{journal.store_id}; {store_path} is {store_id})")
+    records = [record for record in journal.records if record.seq > last_sequence]
+    if records and records[0].seq != last_sequence + 1:
+        raise StoreFormatError(str(journal.path), f"its records resume at sequence {records[0].seq} "
+                                                  f"but {store_path} ends at {last_sequence}")
+    return records
 
 
 def _replacement_path(path: Path) -> Path:
@@ -125,6 +156,23 @@ def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]
+
+
+def writer_holds(path: Path) -> bool:
+    """Whether a live writer holds the journal at path (a killed writer's lock is gone with it)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return False
+    except OSError as error:
+        raise StoreError(f"{path}: cannot read the store journal ({error})") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
 
 
 def _locked_fd(path: Path) -> int | None:

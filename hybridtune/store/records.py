@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -136,3 +136,30 @@ def to_columns(table_name: str, records: Iterable[Mapping],
             except _Mismatch as mismatch:
                 raise StoreSchemaError(table.name, name, value, mismatch.expected, row) from None
     return table, columns
+
+
+def checked_columns(table_name: str,
+                    columns: Mapping[str, Sequence]) -> tuple[Table, dict[str, list]]:
+    """Validated plain copies of a table's whole columns (column -> values), as to_columns checks."""
+    table = table_named(table_name)
+    names = table.names
+    unknown = [column for column in columns if column not in names]
+    missing = [column for column in names if column not in columns]
+    if unknown or missing:
+        column = (unknown or missing)[0]
+        raise StoreSchemaError(table.name, column, None, f"the columns {', '.join(names)} "
+                               f"(unknown: {', '.join(unknown) or 'none'}; missing: "
+                               f"{', '.join(missing) or 'none'})")
+    lengths = {len(columns[name]) for name in names}
+    if len(lengths) > 1:
+        raise StoreSchemaError(table.name, None, sorted(lengths), "columns of equal length")
+    out = {}
+    for name, kind in table.columns:
+        check, values = CHECKS[kind], []
+        for row, value in enumerate(columns[name]):
+            try:
+                values.append(check(value))
+            except _Mismatch as mismatch:
+                raise StoreSchemaError(table.name, name, value, mismatch.expected, row) from None
+        out[name] = values
+    return table, out

@@ -1,13 +1,16 @@
-"""The facts a run record gets without being told: run id, host, start time (UTC) and tool versions."""
+"""The facts a run record gets without being told (run id, host, UTC start, tool versions); the run record of a store operation."""
 
 from __future__ import annotations
 
 import socket
 import uuid
+from collections.abc import Mapping
 from datetime import datetime, timezone
 from importlib import metadata
 
 import hybridtune
+from hybridtune.store.errors import StoreSchemaError
+from hybridtune.store.records import to_columns
 
 
 def _version(distribution: str) -> str:
@@ -34,3 +37,16 @@ def run_defaults() -> dict:
         "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "extra": {},
     }
+
+
+def operation_run(command: str, argv: list[str], provenance: Mapping,
+                  run: Mapping | None) -> dict[str, list]:
+    """The runs row (as checked columns) of a store operation: run_defaults(), then command and
+    argv, then the caller's run columns; provenance is added to its extra."""
+    given = dict(run or {})
+    extra = given.pop("extra", {})
+    if not isinstance(extra, Mapping):
+        raise StoreSchemaError("runs", "extra", extra, "a dict (the operation adds its own keys)")
+    record = {**run_defaults(), "command": command, "argv": argv, **given,
+              "extra": {**extra, **provenance}}
+    return to_columns("runs", [record])[1]

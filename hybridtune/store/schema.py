@@ -6,11 +6,11 @@ from dataclasses import dataclass
 
 FORMAT = "hybridtune-store"
 
-# Changing the schema: declare the new column or table below and add 1 to SCHEMA_VERSION. A store file
-# (or journal) written with any other schema_version is refused on open with a StoreVersionError that
-# names the file, the version found and the version expected; nothing converts old files implicitly,
-# so an old store stays readable by the hybridtune that wrote it and is never half-upgraded.
-SCHEMA_VERSION = 2
+# Changing the schema: declare the new column or table below, add 1 to SCHEMA_VERSION and register the
+# step from the previous version in store/upgrade.py. A store file (or journal) written with any other
+# schema_version is refused on open with a StoreVersionError that names the file, both versions and
+# the upgrade command; nothing converts old files implicitly, upgrade_store writes a new file.
+SCHEMA_VERSION = 3
 
 KINDS = ("str", "int", "float", "bool", "json")
 
@@ -44,22 +44,28 @@ TABLES: dict[str, Table] = {table.name: table for table in (
            code_hash="str", name="str", template="str", variant="str", ivp="str", method="str",
            code="str", run_id="str"),
     _table("kernel_predictions",
-           key="str", code_hash="str", machine_sha256="str", region="str", cores="int",
+           key="str", code_hash="str", machine_sha256="str", region="str", threads="int",
            model="str", kerncraft_version="str", osaca_version="str", n_sample="int",
            status="str", message="str", cycles_per_cl="float", iterations_per_cl="float",
            contributions="json", saturation_cores="int", run_id="str"),
     _table("variant_predictions",
-           scenario="str", method="str", ivp="str", n="int", cores="int", variant="str",
+           scenario="str", method="str", ivp="str", n="int", threads="int", variant="str",
            predicted_s="float", t_com_s="float", rank="int", model="str", breakdown="json",
            run_id="str"),
     _table("prediction_sets",
-           digest="str", scenario="str", method="str", ivp="str", n="int", cores="int",
+           digest="str", scenario="str", method="str", ivp="str", n="int", threads="int",
            model="str", machine_sha256="str", variants="int", run_id="str"),
+    # A row has its own row_id (a uuid4 hex its writer gives it) and records what makes it valid:
+    # the code (hash of the generated C, the generator's version), the build (digest of compiler
+    # version, flags and what -march=native resolved to), the hardware (digest of the CPU identity;
+    # model, flags digest and cache sizes as JSON) and what was asked for (ci_target, budget_s).
     _table("measurements",
-           id="str", method="str", ivp="str", n="int", threads="int", status="str",
+           row_id="str", id="str", method="str", ivp="str", n="int", threads="int", status="str",
            median_s="float", ci_low_s="float", ci_high_s="float", ci_rel="float",
-           repetitions="int", steps_per_repetition="int", check_error="float", message="str",
-           node="str", source="str", run_id="str"),
+           ci_target="float", budget_s="float", repetitions="int", steps_per_repetition="int",
+           check_error="float", message="str", code_sha256="str", generator_version="str",
+           source="str", build_id="str", compiler="str", compiler_flags="str",
+           hardware_id="str", hardware="json", node="str", run_id="str"),
     _table("comm_benchmarks",
            kind="str", threads="int", median_s="float", samples="json", run_id="str"),
     _table("comm_fits",

@@ -10,29 +10,15 @@ import pandas as pd
 
 from hybridtune.store.errors import StoreError, StoreFormatError, StoreSchemaError
 from hybridtune.store.frames import table_frame
-from hybridtune.store.hdf5 import (StoreFile, StoreHeader, append_to_store_file, create_store_file,
+from hybridtune.store.hdf5 import (StoreFile, append_to_store_file, create_store_file,
                                    discard_scratch)
-from hybridtune.store.journal import (Journal, JournalRecord, JournalWriter, journal_path,
-                                      read_journal)
+from hybridtune.store.journal import (JournalRecord, JournalWriter, journal_path, read_journal,
+                                      unapplied)
 from hybridtune.store.records import table_named, to_columns
 from hybridtune.store.runs import run_defaults
 from hybridtune.store.schema import TABLES
 
 MODES = ("a", "r")
-
-
-def _unapplied(journal: Journal | None, header: StoreHeader, path: Path) -> list[JournalRecord]:
-    """The journal's records that the store file does not hold yet, checked to continue it exactly."""
-    if journal is None or not journal.records:
-        return []
-    if journal.store_id != header.store_id:
-        raise StoreFormatError(str(journal.path), f"a journal of another store (store_id "
-                                                  f"{journal.store_id}; {path} is {header.store_id})")
-    records = [record for record in journal.records if record.seq > header.last_sequence]
-    if records and records[0].seq != header.last_sequence + 1:
-        raise StoreFormatError(str(journal.path), f"its records resume at sequence {records[0].seq} "
-                                                  f"but {path} ends at {header.last_sequence}")
-    return records
 
 
 def _by_table(batches: Iterable[tuple[str, dict[str, list]]]) -> dict[str, dict[str, list]]:
@@ -48,8 +34,9 @@ def _read_snapshot(path: Path) -> tuple[StoreFile, list[JournalRecord]]:
     # the journal first: a record gone from it by the time the file is read is in that file
     journal = read_journal(journal_path(path))
     store_file = StoreFile.open(path)
+    header = store_file.header
     try:
-        return store_file, _unapplied(journal, store_file.header, path)
+        return store_file, unapplied(journal, header.store_id, header.last_sequence, path)
     except StoreError:
         store_file.close()
         raise
@@ -71,7 +58,8 @@ def _recovered_writer(path: Path, fsync: bool) -> tuple[JournalWriter, StoreFile
                                        f"records but no store file {path}; move the journal away")
             create_store_file(path, uuid.uuid4().hex)
         store_file = StoreFile.open(path)
-        records = _unapplied(journal, store_file.header, path)
+        header = store_file.header
+        records = unapplied(journal, header.store_id, header.last_sequence, path)
         if records:
             store_file.close()
             append_to_store_file(path, _by_table((r.table, r.columns) for r in records),

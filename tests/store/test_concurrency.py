@@ -21,14 +21,17 @@ WRITER = textwrap.dedent("""
     action, path = sys.argv[1], sys.argv[2]
 
     def measurement(i):
-        return dict(id=f"m{i}", method="radauIIA7", ivp="Cusp", n=i, threads=1, status="ok",
-                    median_s=1e-4 * i, ci_low_s=None, ci_high_s=None, ci_rel=0.01, repetitions=6,
-                    steps_per_repetition=10, check_error=0.0, message="x" * (i % 50), node="n1",
-                    source="variant.c")
+        return dict(row_id=f"r{i}", id=f"m{i}", method="radauIIA7", ivp="Cusp", n=i, threads=1,
+                    status="ok", median_s=1e-4 * i, ci_low_s=None, ci_high_s=None, ci_rel=0.01,
+                    ci_target=0.02, budget_s=5.0, repetitions=6, steps_per_repetition=10,
+                    check_error=0.0, message="x" * (i % 50), code_sha256="c" * 64,
+                    generator_version="1", source="variant.c", build_id="b" * 16,
+                    compiler="gcc 13.2", compiler_flags="-O3 -march=native", hardware_id="h" * 16,
+                    hardware={"model": "cpu"}, node="n1")
 
     def prediction(i, j):
         return dict(key=f"{i}-{j}", code_hash="c" * 64, machine_sha256="d" * 64, region="L2",
-                    cores=1, model="ECM", kerncraft_version="0.8.18", osaca_version="0.7.1",
+                    threads=1, model="ECM", kerncraft_version="0.8.18", osaca_version="0.7.1",
                     n_sample=j, status="ok", message="", cycles_per_cl=1.0 * j,
                     iterations_per_cl=8.0, contributions={"L1L2": j, "L2L3": [j, j]},
                     saturation_cores=2)
@@ -144,10 +147,12 @@ def test_a_writer_killed_while_appending_keeps_every_flushed_record_once(tmp_pat
     assert count in (last + 1, last + 2)  # every announced op, plus at most the one in flight
     assert path.with_name("s.h5.journal").exists()
     with Store.open(path, "a") as writer:  # the next writer folds the journal in
-        writer.append("measurements", id="after", method="m", ivp="i", n=10**6, threads=1,
-                      status="ok", median_s=None, ci_low_s=None, ci_high_s=None, ci_rel=None,
-                      repetitions=0, steps_per_repetition=0, check_error=None, message="",
-                      node="", source="", run_id="later")
+        writer.append("measurements", row_id="after", id="after", method="m", ivp="i", n=10**6,
+                      threads=1, status="ok", median_s=None, ci_low_s=None, ci_high_s=None,
+                      ci_rel=None, ci_target=None, budget_s=None, repetitions=0,
+                      steps_per_repetition=0, check_error=None, message="", code_sha256="",
+                      generator_version="", source="", build_id="", compiler="",
+                      compiler_flags="", hardware_id="", hardware={}, node="", run_id="later")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.h5"]
     with Store.open(path, "r") as reader:
         again = reader.frame("measurements").n.tolist()
