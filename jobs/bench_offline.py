@@ -112,7 +112,7 @@ def accuracy(scenario_path: Path, db: Path, per_ivp: int, sizes: tuple, budget: 
                 config = Configuration(scenario.methods[0], ivp, n, 1)
                 measured = measure_configuration(
                     scenario, config, [pool[p.id] for p in sample], options,
-                    on_result=lambda r: store.append_many("measurements", [r.as_json()]))
+                    on_result=lambda r: store.append_many("measurements", [r.as_row()]))
                 pairs = [(p.predicted_s, m.median_s) for p, m in zip(sample, measured)
                          if m.status == "ok"]
                 rows = [[p.id, p.predicted_s, m.median_s if m.status == "ok" else None]

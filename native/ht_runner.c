@@ -4,12 +4,16 @@
  *   rep T0 H STEPS        -> resets the state to the initial values, times STEPS steps, prints seconds/step
  *   finite                -> prints 1 if every state component is finite (no inf, NaN), else 0
  *   quit
- * Usage: ht_runner LIBRARY N. Replies go to stdout, one line per command, flushed. */
+ * Usage: ht_runner LIBRARY N. Replies go to stdout, one line per command, flushed.
+ * The runner dies with the process that started it (PR_SET_PDEATHSIG; HT_PARENT_PID closes the race
+ * of a parent gone before that call), so no variant outlives a killed job. */
 #include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -29,6 +33,9 @@ static void *symbol(void *lib, const char *name) {
 
 int main(int argc, char **argv) {
     if (argc != 3) { fprintf(stderr, "usage: ht_runner LIBRARY N\n"); return 2; }
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    const char *parent = getenv("HT_PARENT_PID");
+    if (parent && atol(parent) != (long)getppid()) return 5;
     long n = atol(argv[2]);
     void *lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
     if (!lib) { fprintf(stderr, "ht_runner: %s\n", dlerror()); return 3; }

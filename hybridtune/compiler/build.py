@@ -78,15 +78,26 @@ def _included_headers(texts) -> list[Path]:
     return sorted(found)
 
 
-def build(name: str, sources: dict[str, str], shared: bool, extra_flags: tuple = ()) -> BuildResult:
-    """Compile sources (file name -> text; native/ headers are on the include path) once per key."""
-    cc = compiler()
+def _place(cc: str, name: str, sources: dict[str, str], shared: bool, extra_flags: tuple
+           ) -> tuple[tuple, Path, Path]:
+    """The flags, cache folder and artefact path of a build (its key is the folder's name)."""
     flags = FLAGS + (("-fPIC", "-shared") if shared else ()) + tuple(extra_flags)
     key = _key([name.encode(), toolchain_identity(cc).encode(), " ".join(flags).encode()]
                + [f"{k}\0{v}".encode() for k, v in sorted(sources.items())]
                + [h.read_bytes() for h in _included_headers(sources.values())])
     folder = cache_dir() / key
-    target = folder / (name + (".so" if shared else ""))
+    return flags, folder, folder / (name + (".so" if shared else ""))
+
+
+def is_built(name: str, sources: dict[str, str], shared: bool, extra_flags: tuple = ()) -> bool:
+    """Whether build() would find its artefact in the cache (nothing is compiled)."""
+    return _place(compiler(), name, sources, shared, extra_flags)[2].is_file()
+
+
+def build(name: str, sources: dict[str, str], shared: bool, extra_flags: tuple = ()) -> BuildResult:
+    """Compile sources (file name -> text; native/ headers are on the include path) once per key."""
+    cc = compiler()
+    flags, folder, target = _place(cc, name, sources, shared, extra_flags)
     main_source = folder / sorted(sources)[0]
     if target.is_file():
         return BuildResult(True, target, main_source, cached=True)

@@ -10,8 +10,12 @@ import tempfile
 from pathlib import Path
 
 from hybridtune import __version__
-from hybridtune.face.cli_tuning import check_timing, cmd_machine, cmd_predict, cmd_tune, open_store
+from hybridtune.face.cli_tuning import check_timing, cmd_machine, cmd_predict, open_store
 from hybridtune.errors import HybridtuneError
+from hybridtune.face.cli_store import add_arguments as add_store_arguments
+from hybridtune.face.cli_store import cmd_store
+from hybridtune.face.cli_tune import add_arguments as add_tune_arguments
+from hybridtune.face.cli_tune import tune_main
 
 EXIT_BAD_INPUT = 2
 
@@ -92,11 +96,14 @@ def _parser() -> argparse.ArgumentParser:
                       help="stop timing when the 95%% CI of the median is within this fraction")
     tune.add_argument("--budget", type=float, default=1.0, help="timing seconds per variant")
     tune.add_argument("--json", action="store_true")
+    add_tune_arguments(tune)
 
     machine = sub.add_parser("machine", help="machine files: probe this host")
     machine_sub = machine.add_subparsers(dest="machine_command", required=True, parser_class=_Parser)
     probe = machine_sub.add_parser("probe", help="write a kerncraft machine file for this host")
     probe.add_argument("-o", "--output", required=True, metavar="FILE")
+
+    add_store_arguments(sub, _Parser)
 
     method = sub.add_parser("method", help="write a collocation method's description file")
     method.add_argument("family", help="gauss, radauIA, radauIIA or lobattoIIIC")
@@ -216,7 +223,7 @@ def _cmd_measure(args) -> int:
     results = []
     with open_store(args.db, scenario, "measure") as store:
         def keep(result):
-            store.append_many("measurements", [result.as_json()])
+            store.append_many("measurements", [result.as_row()])
             show(result)
 
         for config in configs:
@@ -316,17 +323,27 @@ def _cmd_method(args) -> int:
 
 COMMANDS = {"check": _cmd_check, "variants": _cmd_variants, "solve": _cmd_solve,
             "measure": _cmd_measure, "export": _cmd_export,
-            "predict": cmd_predict, "tune": cmd_tune, "machine": cmd_machine,
+            "predict": cmd_predict, "machine": cmd_machine, "store": cmd_store,
             "method": _cmd_method}
 
 
+def _report(error: Exception) -> int:
+    """The one line a user sees for bad input, and its exit code; anything else is a bug."""
+    if isinstance(error, HybridtuneError):
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    raise error
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["tune"]:
+        return tune_main(argv, _parser().parse_args, _report)
     args = _parser().parse_args(argv)
     try:
         return COMMANDS[args.command](args)
     except HybridtuneError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return _report(exc)
     except BrokenPipeError:
         return 0
 

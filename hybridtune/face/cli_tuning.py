@@ -1,4 +1,4 @@
-"""The command line's offline and tuning commands (predict, tune, machine probe) and the store they open."""
+"""The command line's offline commands (predict, machine probe), the checks tune shares and the store they open."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 from hybridtune.errors import HybridtuneError, RequestError
 
 
-def open_store(path: str | None, scenario, command: str):
+def open_store(path: str | None, scenario, command: str, extra: dict | None = None):
     """The store in append mode with this command's run record (every command that writes one)."""
     from hybridtune.describe.library import default_store
     from hybridtune.compiler.build import FLAGS, compiler
@@ -23,7 +23,7 @@ def open_store(path: str | None, scenario, command: str):
     run = {"command": command, "argv": sys.argv[1:],
            "machine_file": machine.path if machine else "",
            "machine_sha256": machine.sha256 if machine else "",
-           "compiler": compiler(), "compiler_flags": " ".join(FLAGS)}
+           "compiler": compiler(), "compiler_flags": " ".join(FLAGS), "extra": extra or {}}
     return Store.open(target, "a", run=run)
 
 
@@ -83,48 +83,6 @@ def offline_summary(scenario, result) -> str:
                      f"{f' (and {len(names) - 1} more kernels)' if len(names) > 1 else ''}: "
                      f"{message}; their variants are not ranked")
     return "\n".join(lines)
-
-
-def cmd_tune(args) -> int:
-    from hybridtune.describe.loader import load
-    from hybridtune.describe.library import scenarios_dir
-    from hybridtune.measure.runner import MeasureOptions
-    from hybridtune.face.offline import predict_scenario
-    from hybridtune.generate.pool import pool_for
-    from hybridtune.measure.tasks import measure_configuration
-    from hybridtune.prune.shortlist import shortlist
-    from hybridtune.report.ranking import ranking_lines
-    from hybridtune.report.tuning import chosen_line, stored_measurements
-    check_selection(args)
-    check_timing(args)
-    path = args.scenario or str(scenarios_dir() / "default.yaml")
-    scenario = load(path, "scenario")
-    print(f"scenario {scenario.name} ({path}): machine {scenario.machine.name}; "
-          f"{scenario.machine_note}", flush=True)
-    options = MeasureOptions(ci_target=args.ci, budget_s=args.budget)
-    report = []
-    with open_store(args.db, scenario, "tune") as store:
-        result = predict_scenario(scenario, args.n, args.threads, store)
-        print(offline_summary(scenario, result), flush=True)
-        pools = {m.name: pool_for(scenario, m) for m in scenario.methods}
-        for ranking in result.rankings:
-            config = ranking.configuration
-            predictions = list(ranking.predictions)
-            picked = shortlist(predictions, scenario.strategy)
-            print("\n".join(ranking_lines(config, predictions, picked, args.head)), flush=True)
-            done = stored_measurements(store, config)
-            todo = [pools[config.method.name][p.id] for p in picked if p.id not in done]
-            fresh = measure_configuration(
-                scenario, config, todo, options,
-                on_result=lambda r: store.append_many("measurements", [r.as_json()])) \
-                if todo else []
-            measured = {**done, **{m.id: m for m in fresh}}
-            line, record = chosen_line(config, predictions, picked, measured, len(todo))
-            print(line, flush=True)
-            report.append(record)
-    if args.json:
-        print(json.dumps(report, indent=1))
-    return 0
 
 
 def cmd_machine(args) -> int:

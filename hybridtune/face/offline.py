@@ -14,7 +14,7 @@ from hybridtune.describe.scenario import Scenario
 from hybridtune.generate.kerncraft_form import kerncraft_form
 from hybridtune.generate.pool import build_pool
 from hybridtune.measure.microbench import barrier_samples
-from hybridtune.measure.runner import node_name
+from hybridtune.measure.provenance import node_name
 from hybridtune.predict import kerncraft_adapter
 from hybridtune.predict.communication import (BARRIER_KIND, BarrierFit, benchmark_records,
                                               fit_barrier)
@@ -39,6 +39,7 @@ class OfflineResult:
     barrier_note: str = ""
     versions: dict = field(default_factory=dict)
     new_rankings: int = 0       # rankings appended to the store (the others it held already)
+    missing: int = 0            # analyses a dry run left out (their variants are not ranked)
 
 
 PARALLEL_FORMS = 16     # below this many forms a process pool costs more than it saves
@@ -92,8 +93,10 @@ def ranking_digest(machine_sha: str, rows: list[dict]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def barrier_fit(scenario: Scenario, max_threads: int, store) -> tuple[BarrierFit | None, str]:
-    """The barrier cost of this machine (stored, else measured and stored); none for other machines."""
+def barrier_fit(scenario: Scenario, max_threads: int, store, measure: bool = True
+                ) -> tuple[BarrierFit | None, str]:
+    """The barrier cost of this machine (stored, else measured and stored); none for other
+    machines, and none where it would have to be measured but measure is False."""
     if not scenario.on_host:
         return None, (f"no barrier cost: {scenario.machine.name} is not this machine, t_com "
                       "counted as 0")
@@ -106,6 +109,9 @@ def barrier_fit(scenario: Scenario, max_threads: int, store) -> tuple[BarrierFit
             fit = BarrierFit.from_record(record)
             if fit.data.get("host") == host and max(fit.data.get("threads", [0])) >= max_threads:
                 return fit, f"barrier cost from the store ({fit.note})"
+    if not measure:
+        return None, f"the barrier benchmark would run for 1..{max_threads} threads (about " \
+                     f"{max_threads * 0.5:.0f} s)"
     samples = barrier_samples(max_threads)
     fit = fit_barrier(samples)
     fit = BarrierFit(fit.kind, fit.form, fit.a, fit.b, fit.cv_error, fit.validated, fit.note,
@@ -117,14 +123,22 @@ def barrier_fit(scenario: Scenario, max_threads: int, store) -> tuple[BarrierFit
 
 
 def predict_scenario(scenario: Scenario, n: int | None = None, threads: list[int] | None = None,
-                     store=None, workers: int | None = None, on_loop=None) -> OfflineResult:
+                     store=None, workers: int | None = None, on_loop=None, on_analyses=None,
+                     dry_run: bool = False) -> OfflineResult:
     """Rank the scenario's pool for every configuration; kernel analyses come from the store
-    where it has them, the rest run in parallel and are stored as each finishes."""
+    where it has them, the rest run in parallel and are stored as each finishes.
+
+    on_analyses(count) is told how many analyses are about to run, on_loop(job, results) of each
+    one done. A dry run analyses and measures nothing and writes nothing (store may be a reader):
+    variants of loops without a stored prediction are then not ranked, and `missing` counts the
+    analyses that would have run."""
     machine = scenario.machine
     versions = kerncraft_adapter.versions()
     configs = list(configurations(scenario, n, threads))
     max_threads = max(c.threads for c in configs)
-    fit, note = barrier_fit(scenario, max_threads, store)
+    fit, note = barrier_fit(scenario, max_threads, store, measure=not dry_run)
+    writer = None if dry_run else store
+    missing = 0
     rankings, failed, loops, analyses = [], {}, 0, 0
     rows = _stored_rows(store, machine.sha256, scenario.model, versions)
     digests, new_rankings = _stored_digests(store), 0
@@ -134,11 +148,17 @@ def predict_scenario(scenario: Scenario, n: int | None = None, threads: list[int
         jobs, form_keys = loop_jobs(forms, machine)
         loops += len(jobs)
         todo = missing_jobs(jobs, known)
+        if dry_run:
+            missing += len(todo)
+            todo = []
+        elif on_analyses:
+            on_analyses(len(todo))
 
         def finished(job, results):
             new = analysis_rows(job, results, machine, scenario.model, versions)
             rows.extend(new)
-            if store is not None and not any(r.message.startswith(PROCESS_FAILED) for r in results):
+            if writer is not None and not any(r.message.startswith(PROCESS_FAILED)
+                                              for r in results):
                 template, variant, method_name, ivp_name, _ = job.names[0].split("/")
                 store.append_many("kernels", [{"code_hash": job.key, "name": job.names[0],
                                                "template": template, "variant": variant,
@@ -177,7 +197,7 @@ def predict_scenario(scenario: Scenario, n: int | None = None, threads: list[int
                            for v in pool.variants]
             ranking = ranked(predictions)
             rankings.append(Ranking(config, tuple(ranking)))
-            if store is not None:
+            if writer is not None:
                 stored = [_prediction_row(scenario, p) for p in ranking]
                 digest = ranking_digest(machine.sha256, stored)
                 if digest not in digests:
@@ -190,7 +210,7 @@ def predict_scenario(scenario: Scenario, n: int | None = None, threads: list[int
                     digests.add(digest)
                     new_rankings += 1
     return OfflineResult(tuple(rankings), loops, analyses,
-                         tuple(failed.values()), note, versions, new_rankings)
+                         tuple(failed.values()), note, versions, new_rankings, missing)
 
 
 def _prediction_row(scenario: Scenario, p) -> dict:

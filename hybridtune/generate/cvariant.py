@@ -16,6 +16,10 @@ from hybridtune.generate.ckernel import (GenerationError, block_loops, ivp_decla
                                          ivp_names, kernel_function)
 from hybridtune.generate.pool import Variant
 
+# Part of every measurement's validity: raise it when generated code changes meaning without its
+# text changing (the text itself is hashed into each measurement).
+GENERATOR_VERSION = "2"
+
 
 @dataclass(frozen=True)
 class GeneratedVariant:

@@ -6,18 +6,23 @@ import math
 import os
 import select
 import signal
-import socket
 import subprocess
 import time
+import uuid
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from hybridtune.generate.cvariant import GeneratedVariant
 from hybridtune.compiler.build import BuildResult, build, native_source
+from hybridtune.measure.launch_env import child_environment
+from hybridtune.measure.provenance import (build_identity, code_sha256, hardware_identity,
+                                          node_name)
 from hybridtune.measure.statistics import median_ci, relative_half_width
 
 STATUSES = ("ok", "compile_error", "crash", "timeout", "wrong_result")
+SHUTDOWN_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+INTERRUPTED = "interrupted by"
 
 
 @dataclass(frozen=True)
@@ -63,6 +68,25 @@ class Measurement:
     message: str = ""
     node: str = ""
     source: str = ""
+    code_sha256: str = ""
+    generator_version: str = ""
+    build_id: str = ""
+    compiler: str = ""
+    compiler_flags: str = ""
+    hardware_id: str = ""
+    hardware: dict = field(default_factory=dict, compare=False)
+    ci_target: float | None = None
+    budget_s: float | None = None
+
+    @property
+    def interrupted(self) -> bool:
+        """The child was stopped by a shutdown signal (the job's, not the variant's doing): not a
+        result, never stored."""
+        return self.status == "crash" and self.message.startswith(INTERRUPTED)
+
+    def as_row(self) -> dict:
+        """A row of the store's measurements table: the record with a new row_id."""
+        return {**self.as_json(), "row_id": uuid.uuid4().hex}
 
     def as_json(self) -> dict:
         return {k: (None if isinstance(v, float) and not math.isfinite(v) else v)
@@ -71,10 +95,6 @@ class Measurement:
 
 def runner_program() -> BuildResult:
     return build("ht_runner", {"ht_runner.c": native_source("ht_runner.c")}, shared=False)
-
-
-def node_name() -> str:
-    return os.environ.get("SLURMD_NODENAME") or socket.gethostname()
 
 
 class _ChildFailed(Exception):
@@ -88,8 +108,9 @@ class _Child:
     """The runner process and its line protocol, every read bounded by a timeout."""
 
     def __init__(self, runner: str, library: str, n: int, threads: int, timeout_s: float):
-        env = {**os.environ, "OMP_NUM_THREADS": str(threads), "OMP_PLACES": "cores",
-               "OMP_PROC_BIND": "close"}
+        env = {**child_environment(os.environ), "OMP_NUM_THREADS": str(threads),
+               "OMP_PLACES": "cores", "OMP_PROC_BIND": "close",
+               "HT_PARENT_PID": str(os.getpid())}
         self.timeout_s = timeout_s
         self.process = subprocess.Popen([runner, library, str(n)], stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
@@ -124,6 +145,8 @@ class _Child:
     def _died(self) -> _ChildFailed:
         code = self.process.wait(timeout=self.timeout_s)
         err = self.process.stderr.read().decode(errors="replace").strip()[-2000:]
+        if code < 0 and signal.Signals(-code) in SHUTDOWN_SIGNALS:
+            return _ChildFailed("crash", f"{INTERRUPTED} {signal.Signals(-code).name}")
         if code < 0:
             return _ChildFailed("crash", f"killed by signal {signal.Signals(-code).name}"
                                 + (f": {err}" if err else ""))
@@ -146,10 +169,16 @@ class _Child:
             stream.close()
 
 
+def _provenance(task: MeasureTask, options: MeasureOptions) -> dict:
+    return dict(id=task.generated.variant_id, method=task.method, ivp=task.ivp, n=task.n,
+                threads=task.threads, node=node_name(), code_sha256=code_sha256(task.generated.code),
+                ci_target=options.ci_target, budget_s=options.budget_s, **build_identity(),
+                **hardware_identity())
+
+
 def measure(task: MeasureTask, options: MeasureOptions = MeasureOptions()) -> Measurement:
     """Build, verify and time one variant; every failure becomes a status, never an exception."""
-    base = dict(id=task.generated.variant_id, method=task.method, ivp=task.ivp, n=task.n,
-                threads=task.threads, node=node_name())
+    base = _provenance(task, options)
     runner = runner_program()
     if not runner.ok:
         return Measurement(**base, status="compile_error", message=f"{runner.source}: "
@@ -186,13 +215,19 @@ def measure(task: MeasureTask, options: MeasureOptions = MeasureOptions()) -> Me
                        steps_per_repetition=steps, check_error=error)
 
 
-def _time(child: _Child, task: MeasureTask, options: MeasureOptions) -> tuple[list[float], int]:
+def _calibrate(child: _Child, task: MeasureTask, options: MeasureOptions) -> int:
+    """Warm up, then the steps per repetition that make one repetition about repetition_s."""
     h = repr(task.h)
     child.send(f"warmup 0.0 {h} {options.warmup_steps}")
     child.read()
     child.send(f"rep 0.0 {h} 1")
     one = max(float(child.read()), 1e-9)
-    steps = max(1, int(math.ceil(options.repetition_s / one)))
+    return max(1, int(math.ceil(options.repetition_s / one)))
+
+
+def _time(child: _Child, task: MeasureTask, options: MeasureOptions) -> tuple[list[float], int]:
+    h = repr(task.h)
+    steps = _calibrate(child, task, options)
     samples: list[float] = []
     started = time.monotonic()
     while len(samples) < options.max_repetitions:
@@ -205,3 +240,59 @@ def _time(child: _Child, task: MeasureTask, options: MeasureOptions) -> tuple[li
             if time.monotonic() - started > options.budget_s:
                 break
     return samples, steps
+
+
+def retime_interleaved(tasks: list[MeasureTask], options: MeasureOptions = MeasureOptions(),
+                       min_rounds: int = 10) -> list[Measurement]:
+    """Time already verified variants again, one repetition of each in turn, so that drifting
+    machine load falls on all of them alike: at least min_rounds rounds, then until every
+    interval is within the ci target or the budget of all of them is spent; a child that fails is
+    a status."""
+    runner = runner_program()
+    children, results = {}, {}
+
+    def failed(task, status, message):
+        results[task] = Measurement(**_provenance(task, options), status=status, message=message)
+        child = children.pop(task, None)
+        if child is not None:
+            child.close()
+
+    try:
+        for task in tasks:
+            library = build("variant", {"variant.c": task.generated.code}, shared=True)
+            if not runner.ok or not library.ok:
+                failed(task, "compile_error", library.message or runner.message)
+                continue
+            children[task] = _Child(str(runner.path), str(library.path), task.n, task.threads,
+                                    options.timeout_s)
+        steps, samples = {}, {task: [] for task in children}
+        for task, child in list(children.items()):
+            try:
+                steps[task] = _calibrate(child, task, options)
+            except _ChildFailed as failure:
+                failed(task, failure.status, failure.message)
+        started, rounds = time.monotonic(), 0
+        while children and rounds < options.max_repetitions:
+            for task, child in list(children.items()):
+                try:
+                    child.send(f"rep 0.0 {task.h!r} {steps[task]}")
+                    samples[task].append(float(child.read()))
+                except _ChildFailed as failure:
+                    failed(task, failure.status, failure.message)
+            rounds += 1
+            if rounds >= min_rounds and (
+                    time.monotonic() - started > options.budget_s * len(tasks)
+                    or all(relative_half_width(*median_ci(samples[t])) <= options.ci_target
+                           for t in children)):
+                break
+    finally:
+        for child in children.values():
+            child.close()
+    for task in children:
+        median, low, high = median_ci(samples[task])
+        results[task] = Measurement(
+            **_provenance(task, options), status="ok", median_s=median, ci_low_s=low,
+            ci_high_s=high, ci_rel=relative_half_width(median, low, high),
+            repetitions=len(samples[task]), steps_per_repetition=steps[task],
+            message=f"re-timed interleaved with {len(tasks) - 1} other variant(s)")
+    return [results[task] for task in tasks]

@@ -57,12 +57,11 @@ def plan_tasks(scenario: Scenario, config: Configuration, variants: list[Variant
             for variant in variants]
 
 
-def prebuild(tasks: list[MeasureTask], workers: int | None = None) -> None:
-    """Compile the tasks' variants before any is timed, one gcc per usable core (failures are
+def prebuild(codes: list[str], workers: int | None = None) -> None:
+    """Compile generated variants before any is timed, one gcc per usable core (failures are
     kept for measure, which reports them)."""
     with ThreadPoolExecutor(max_workers=workers or usable_cores()) as pool:
-        list(pool.map(lambda task: build("variant", {"variant.c": task.generated.code},
-                                         shared=True), tasks))
+        list(pool.map(lambda code: build("variant", {"variant.c": code}, shared=True), codes))
     runner_program()
 
 
@@ -71,7 +70,7 @@ def measure_configuration(scenario: Scenario, config: Configuration, variants: l
                           ) -> list[Measurement]:
     """Generate, build, verify and time the variants of one configuration in this process."""
     tasks = plan_tasks(scenario, config, variants, options)
-    prebuild(tasks)
+    prebuild([task.generated.code for task in tasks])
     results = []
     for task in tasks:
         result = measure(task, options)

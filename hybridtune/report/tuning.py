@@ -1,50 +1,71 @@
-"""The outcome of tuning one configuration: the variant chosen from the measured shortlist, as text and JSON."""
+"""The outcome of tuning: per configuration the variant chosen from the measured shortlist, as text and JSON."""
 
 from __future__ import annotations
 
-import math
-
-from hybridtune.measure.runner import node_name
 from hybridtune.report.ranking import configuration_title
 
 
-def stored_measurements(store, config) -> dict:
-    """id -> measurement row already in the store for this configuration on this node."""
-    frame = store.frame("measurements")
-    if frame.empty:
-        return {}
-    keep = ((frame["method"] == config.method.name) & (frame["ivp"] == config.ivp.name)
-            & (frame["n"] == config.n) & (frame["threads"] == config.threads)
-            & (frame["node"] == node_name()))
-    return {row["id"]: row for row in frame[keep].to_dict("records")}
+def measured_note(row: dict) -> str:
+    """A measurement in a few words, for progress lines."""
+    if row["status"] == "ok":
+        return f"{row['id'][:40]} {row['ivp']} n={row['n']} t={row['threads']}: " \
+               f"{row['median_s']:.3e} s/step"
+    return f"{row['id'][:40]} {row['ivp']} n={row['n']} t={row['threads']}: {row['status']}"
 
 
-def _field(measurement, name):
-    return measurement[name] if isinstance(measurement, dict) else getattr(measurement, name)
+def plan_line(plan) -> str:
+    return (f"  {len(plan.shortlisted)} shortlisted: {len(plan.reused)} from the store, "
+            f"{len(plan.tasks)} to measure")
 
 
-def chosen_line(config, ranking: list, shortlisted: list, measured: dict, new: int) -> tuple:
-    """The fastest measured variant of the shortlist (failed ones never chosen), as a line and a record."""
-    rows = []
-    for p in shortlisted:
-        m = measured.get(p.id)
-        if m is None:
-            continue
-        status, median = _field(m, "status"), _field(m, "median_s")
-        ok = status == "ok" and median is not None and math.isfinite(median)
-        rows.append((p, status, median if ok else None))
-    good = [(p, t) for p, status, t in rows if t is not None]
-    failed = [(p.id, status) for p, status, t in rows if t is None]
-    title = configuration_title(config)
+def chosen_line(outcome, strategy: str) -> tuple[str, dict]:
+    """The chosen variant (failed ones never chosen) of one configuration, as a line and a record."""
+    plan = outcome.plan
+    config = plan.configuration
+    failed = [(p.id, outcome.rows[p.id]["status"]) for p in plan.shortlisted
+              if p.id in outcome.rows and outcome.rows[p.id]["status"] != "ok"]
+    measured = sum(p.id in outcome.rows for p in plan.shortlisted)
     record = {"method": config.method.name, "ivp": config.ivp.name, "n": config.n,
-              "threads": config.threads, "shortlisted": [p.id for p in shortlisted],
-              "measured_now": new, "failed": failed, "chosen": None}
-    if not good:
-        return f"  {title}: no shortlisted variant measured ok ({len(failed)} failed)", record
-    best, seconds = min(good, key=lambda x: x[1])
-    record["chosen"] = {"id": best.id, "measured_s": seconds, "predicted_s": best.predicted_s,
-                        "predicted_rank": best.rank}
-    note = f", {len(failed)} failed" if failed else ""
-    return (f"  chosen: {best.id}: measured {seconds:.4e} s/step (predicted {best.predicted_s:.4e}, "
-            f"rank {best.rank}); {len(good)} of {len(shortlisted)} shortlisted measured ok, "
-            f"{new} new{note}", record)
+              "threads": config.threads, "strategy": strategy, "pool": plan.pool,
+              "shortlisted": [p.id for p in plan.shortlisted], "measured": measured,
+              "measured_now": outcome.new, "failed": failed,
+              "not_measured": list(outcome.not_measured), "retimed": sorted(outcome.retimed),
+              "chosen": None}
+    title = configuration_title(config)
+    left = (f"; {len(outcome.not_measured)} not measured (time limit)"
+            if outcome.not_measured else "")
+    chosen = outcome.chosen()
+    if chosen is None:
+        return (f"  {title}: no shortlisted variant measured ok ({len(failed)} failed){left}",
+                record)
+    best, row = chosen
+    record["chosen"] = {"id": best.id, "measured_s": row["median_s"],
+                        "predicted_s": best.predicted_s, "predicted_rank": best.rank}
+    notes = [f"{len(failed)} failed"] if failed else []
+    if outcome.retimed:
+        notes.append(f"{len(outcome.retimed)} close ones re-timed interleaved")
+    note = "".join(f", {n}" for n in notes)
+    return (f"  chosen: {best.id}: measured {row['median_s']:.4e} s/step +-"
+            f"{100 * (row.get('ci_rel') or 0):.1f}% (predicted {best.predicted_s:.4e}, "
+            f"rank {best.rank}); {measured} of {len(plan.shortlisted)} shortlisted measured, "
+            f"{outcome.new} new{note}{left}", record)
+
+
+def thread_notes(records: list[dict]) -> list[str]:
+    """Configurations where fewer threads measured faster than more."""
+    by_case: dict = {}
+    for record in records:
+        if record["chosen"] is not None:
+            key = (record["method"], record["ivp"], record["n"])
+            by_case.setdefault(key, []).append((record["threads"], record["chosen"]))
+    notes = []
+    for (method, ivp, n), chosen in sorted(by_case.items()):
+        chosen.sort(key=lambda pair: pair[0])
+        for (few, a), (many, b) in zip(chosen, chosen[1:]):
+            if a["measured_s"] < b["measured_s"]:
+                predicted = a["predicted_s"] / b["predicted_s"]
+                notes.append(f"note: {method} {ivp} n={n}: the best {few}-thread variant measured "
+                             f"{b['measured_s'] / a['measured_s']:.2f}x faster than the best "
+                             f"{many}-thread one, which was predicted {predicted:.2f}x faster: "
+                             f"use {few} thread(s) here")
+    return notes

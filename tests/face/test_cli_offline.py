@@ -69,7 +69,7 @@ def test_tune_measures_the_shortlist_and_resumes(capsys, db):
             "--json"]
     code, out, err = run(capsys, *argv)
     assert code == 0, err
-    [record] = json.loads(out[out.index("[\n"):])
+    [record] = json.loads(out)["configurations"]
     assert record["chosen"] is not None and record["chosen"]["measured_s"] > 0
     assert record["measured_now"] == len(record["shortlisted"]) >= 1
     assert record["chosen"]["id"] in record["shortlisted"]
@@ -77,7 +77,7 @@ def test_tune_measures_the_shortlist_and_resumes(capsys, db):
         measured = store.frame("measurements")
     assert set(record["shortlisted"]) <= set(measured["id"])
     code, out, err = run(capsys, *argv)
-    [again] = json.loads(out[out.index("[\n"):])
+    [again] = json.loads(out)["configurations"]
     assert code == 0 and again["measured_now"] == 0 and again["chosen"] == record["chosen"]
 
 

@@ -1,0 +1,39 @@
+"""`hybridtune store upgrade` and `store merge`: explicit schema steps, and stores of several jobs made one."""
+
+from __future__ import annotations
+
+import sys
+
+
+def add_arguments(sub, parser_class) -> None:
+    store = sub.add_parser("store", help="store files: upgrade an old schema, merge several stores")
+    store_sub = store.add_subparsers(dest="store_command", required=True, parser_class=parser_class)
+    upgrade = store_sub.add_parser("upgrade", help="write an older store at the current schema "
+                                   "version as a new file (the old one is left unchanged)")
+    upgrade.add_argument("old", metavar="OLD")
+    upgrade.add_argument("-o", "--output", required=True, metavar="NEW")
+    merge = store_sub.add_parser("merge", help="combine stores of several jobs into a new file")
+    merge.add_argument("stores", nargs="+", metavar="STORE")
+    merge.add_argument("-o", "--output", required=True, metavar="MERGED")
+
+
+def cmd_store(args) -> int:
+    from hybridtune.store import merge_stores, upgrade_store
+    run = {"argv": sys.argv[1:]}
+    if args.store_command == "upgrade":
+        summary = upgrade_store(args.old, args.output, run)
+        rows = ", ".join(f"{count} {table}" for table, count in summary.rows.items() if count)
+        print(f"wrote {summary.target}: schema {summary.from_version} -> {summary.to_version} "
+              f"from {summary.source} (left unchanged); {rows or 'no rows'}")
+        return 0
+    summary = merge_stores(args.stores, args.output, run)
+    print(f"wrote {summary.target} from {len(summary.sources)} stores "
+          f"({', '.join(summary.sources)}):")
+    for table, counts in summary.tables.items():
+        if counts.rows_in:
+            dropped = [f"{counts.duplicates} duplicates"] if counts.duplicates else []
+            if counts.superseded:
+                dropped.append(f"{counts.superseded} superseded by a narrower interval")
+            print(f"  {table}: {counts.rows_in} rows in, {counts.rows_out} kept"
+                  + (f" ({', '.join(dropped)})" if dropped else ""))
+    return 0

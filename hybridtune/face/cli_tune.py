@@ -1,0 +1,271 @@
+"""`hybridtune tune`: the main job of a batch allocation, run directly, under mpiexec or under srun."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import sys
+
+from hybridtune.errors import RequestError
+
+EXIT_INCOMPLETE = 3         # the time limit came first: rerun to continue
+EXIT_TERMINATED = 128 + signal.SIGTERM
+
+
+class Terminated(Exception):
+    """SIGTERM (Slurm's time limit, scancel): stop, keep what is stored, exit non-zero."""
+
+
+def _on_sigterm(signum, frame):
+    raise Terminated(signal.Signals(signum).name)
+
+
+def install_sigterm() -> None:
+    signal.signal(signal.SIGTERM, _on_sigterm)
+
+
+def add_arguments(tune) -> None:
+    tune.add_argument("--strategy", metavar="S", help="preselect:P (percent), top_k:K, run_all or "
+                      "random:K[:SEED] (default: the scenario's)")
+    tune.add_argument("--time-limit", type=float, metavar="SECONDS", help="cap on the whole run's "
+                      "wall time (default under Slurm: the job's remaining time less a margin); "
+                      "what is not measured by then is reported and exit code 3 says: rerun")
+    tune.add_argument("--dry-run", action="store_true", help="print the analyses, builds and "
+                      "measurements that would run, with an estimated cost; run none")
+    tune.add_argument("--fresh", action="store_true", help="ignore stored measurements")
+    tune.add_argument("--retry-failed", action="store_true", help="measure variants whose "
+                      "stored result is a timeout again")
+    tune.add_argument("--shard", metavar="I/N", help="measure only shard I of N of each shortlist "
+                      "(variants by id; one store per shard, merged with `store merge`)")
+
+
+def _strategy(args, scenario):
+    from hybridtune.describe.strategy import parse_strategy
+    if args.strategy is None:
+        return scenario.strategy
+    try:
+        return parse_strategy(args.strategy)
+    except ValueError as error:
+        raise RequestError(f"--strategy {args.strategy}: expected {error}") from None
+
+
+def _shard(text: str | None) -> tuple[int, int]:
+    if text is None:
+        return 0, 1
+    index, _, count = text.partition("/")
+    if not (index.isdigit() and count.isdigit() and 0 <= int(index) < int(count)):
+        raise RequestError(f"--shard {text}: expected I/N with 0 <= I < N, such as 0/4")
+    return int(index), int(count)
+
+
+def _time_limit(args) -> tuple[float | None, str]:
+    from hybridtune.face.launch import slurm_time_left
+    if args.time_limit is not None:
+        if not (math.isfinite(args.time_limit) and args.time_limit > 0):
+            raise RequestError(f"--time-limit {args.time_limit:g}: expected seconds > 0")
+        return args.time_limit, f"time limit {args.time_limit:g} s"
+    left = slurm_time_left()
+    if left is None:
+        return None, "no time limit"
+    margin = min(300.0, max(30.0, 0.1 * left))
+    return max(1.0, left - margin), (f"time limit {left - margin:.0f} s (the job's remaining "
+                                      f"{left:.0f} s less {margin:.0f} s)")
+
+
+def _check_threads(configs, launch) -> None:
+    cores = min(len(node.cores) for node in launch.nodes)
+    too_many = sorted({c.threads for c in configs if c.threads > cores})
+    if too_many:
+        raise RequestError(f"threads {', '.join(map(str, too_many))}: expected at most {cores}, "
+                           f"the cores of the smallest node of this job ({len(launch.nodes)} "
+                           f"node(s); give each rank its node's cores, e.g. srun -c)")
+
+
+def cmd_tune(args, launch) -> int:
+    """Rank 0's tune: check the request, then run the pipeline over the job's nodes."""
+    from hybridtune.describe.configuration import configurations
+    from hybridtune.describe.library import scenarios_dir
+    from hybridtune.describe.loader import load
+    from hybridtune.face.cli_tuning import check_selection, check_timing, open_store
+    from hybridtune.measure.runner import MeasureOptions
+    check_selection(args)
+    check_timing(args)
+    path = args.scenario or str(scenarios_dir() / "default.yaml")
+    scenario = load(path, "scenario")
+    strategy = _strategy(args, scenario)
+    shard = _shard(args.shard)
+    limit, limit_note = _time_limit(args)
+    configs = list(configurations(scenario, args.n, args.threads))
+    _check_threads(configs, launch)
+    nodes = ", ".join(f"{node.name} ({len(node.cores)} cores, ranks "
+                      f"{','.join(map(str, node.ranks))})" for node in launch.nodes)
+    out = sys.stderr if args.json else sys.stdout
+    print(f"scenario {scenario.name} ({path}): machine {scenario.machine.name}; "
+          f"{scenario.machine_note}", file=out, flush=True)
+    print(f"strategy {strategy.spelling}; {launch.launcher}: {launch.size} rank(s) on "
+          f"{len(launch.nodes)} node(s): {nodes}; {limit_note}", file=out, flush=True)
+    hardware = {node.hardware_id for node in launch.nodes}
+    if len(hardware) > 1:
+        print(f"warning: the nodes differ in hardware ({len(hardware)} kinds); stored "
+              f"measurements are matched to rank 0's node", file=sys.stderr)
+    options = MeasureOptions(ci_target=args.ci, budget_s=args.budget)
+    request = _request(scenario, strategy, options, args, limit, shard)
+    extra = {"launcher": launch.launcher, "ranks": launch.size, "strategy": strategy.spelling,
+             "shard": list(shard), "nodes": [[n.name, list(n.cores)] for n in launch.nodes]}
+    if args.dry_run:
+        return _dry_run(request, args, launch)
+    with open_store(args.db, scenario, "tune", extra) as store:
+        result = _run(request, store, launch, args)
+    return _finish(result, strategy, args)
+
+
+def _request(scenario, strategy, options, args, limit, shard):
+    from hybridtune.face.tuning import TuneRequest
+    return TuneRequest(scenario, strategy, options, args.n,
+                       tuple(args.threads) if args.threads else None, limit, args.fresh,
+                       args.retry_failed, shard)
+
+
+def _run(request, store, launch, args):
+    from hybridtune.face.cli_tuning import offline_summary
+    from hybridtune.face.executors import InlineExecutor, NodeExecutor
+    from hybridtune.face.progress import Progress
+    from hybridtune.face.tuning import tune
+    from hybridtune.report.ranking import ranking_lines
+    from hybridtune.report.tuning import measured_note, plan_line
+    progress = Progress()
+    out = sys.stderr if args.json else sys.stdout
+
+    def predicted(offline):
+        print(offline_summary(request.scenario, offline), file=out, flush=True)
+
+    def planned(plan):
+        lines = ranking_lines(plan.configuration, list(plan.ranking), list(plan.shortlisted),
+                              args.head)
+        print("\n".join(lines + [plan_line(plan)]), file=out, flush=True)
+
+    executor = InlineExecutor() if launch.size == 1 else NodeExecutor(launch)
+    try:
+        return tune(request, store, executor, len(os.sched_getaffinity(0)),
+                    launch.nodes[0].hardware_id, on_predicted=predicted, on_planned=planned,
+                    on_result=lambda plan, row: progress.advance(measured_note(row)),
+                    on_phase=progress.start,
+                    on_analysis=lambda job, results: progress.advance(job.names[0]),
+                    on_built=lambda count: progress.advance(count=count))
+    finally:
+        progress.close()
+        executor.shutdown(wait=False, cancel_futures=True)
+
+
+def _finish(result, strategy, args) -> int:
+    from hybridtune.report.tuning import chosen_line, thread_notes
+    out = sys.stderr if args.json else sys.stdout
+    records = []
+    for outcome in result.outcomes:
+        line, record = chosen_line(outcome, strategy.spelling)
+        print(f"{outcome.plan.configuration.method.name} {outcome.plan.configuration.ivp.name} "
+              f"n={outcome.plan.configuration.n} threads={outcome.plan.configuration.threads}:",
+              file=out)
+        print(line, file=out, flush=True)
+        records.append(record)
+    for note in thread_notes(records):
+        print(note, file=out)
+    left = sum(len(outcome.not_measured) for outcome in result.outcomes)
+    print(f"predict {result.t_predict_s:.1f} s, build {result.t_build_s:.1f} s, measure "
+          f"{result.t_measure_s:.1f} s, wall {result.wall_s:.1f} s"
+          + (f"; {left} variant(s) not measured before the time limit: rerun to continue"
+             if left else ""), file=out, flush=True)
+    if args.json:
+        print(json.dumps({"configurations": records, "complete": result.complete,
+                          "t_predict_s": result.t_predict_s, "t_build_s": result.t_build_s,
+                          "t_measure_s": result.t_measure_s, "wall_s": result.wall_s}, indent=1))
+    return 0 if result.complete else EXIT_INCOMPLETE
+
+
+def _dry_run(request, args, launch) -> int:
+    """What a run would analyse, build and measure, with an estimated cost; nothing runs or is
+    written (the store, when it exists, is only read)."""
+    from hybridtune.compiler.build import is_built
+    from hybridtune.describe.library import default_store
+    from hybridtune.face.offline import predict_scenario
+    from hybridtune.face.tuning import (SECONDS_PER_ANALYSIS, SECONDS_PER_BUILD, task_cost,
+                                        plan_configurations, stored_rows)
+    from hybridtune.store import Store
+    path = args.db or default_store()
+    store = Store.open(path, "r") if os.path.exists(path) else None
+    try:
+        workers = len(os.sched_getaffinity(0))
+        offline = predict_scenario(request.scenario, request.n,
+                                   list(request.threads or []) or None, store, workers,
+                                   dry_run=True)
+        stored = stored_rows(store) if store is not None else {}
+    finally:
+        if store is not None:
+            store.close()
+    nodes = len(launch.nodes)
+    print(f"dry run: nothing is analysed, built, measured or stored (store {path})")
+    analyses_s = offline.missing * SECONDS_PER_ANALYSIS / workers
+    print(f"  kerncraft analyses: {offline.missing} (about {analyses_s:.0f} s with {workers} "
+          f"workers); {offline.barrier_note}")
+    if offline.missing:
+        bound = {"top_k": request.strategy.k, "random": request.strategy.k}
+        for ranking in offline.rankings:
+            config = ranking.configuration
+            most = bound.get(request.strategy.name, len(ranking.predictions))
+            print(f"  {config.method.name} {config.ivp.name} n={config.n} threads="
+                  f"{config.threads}: shortlist known once predicted; {request.strategy.spelling}"
+                  f" measures up to {most} of {len(ranking.predictions)}")
+        return 0
+    plans = plan_configurations(request, offline.rankings, stored, launch.nodes[0].hardware_id)
+    builds = {task.generated.code for plan in plans for task in plan.tasks
+              if not is_built("variant", {"variant.c": task.generated.code}, shared=True)}
+    for plan in plans:
+        config = plan.configuration
+        print(f"  {config.method.name} {config.ivp.name} n={config.n} threads={config.threads}: "
+              f"{len(plan.shortlisted)} shortlisted ({request.strategy.spelling}): "
+              f"{len(plan.reused)} in the store, {len(plan.tasks)} to measure")
+    measurements = sum(len(plan.tasks) for plan in plans)
+    build_s = len(builds) * SECONDS_PER_BUILD / (workers * nodes)
+    measure_s = measurements * task_cost(request.options) / nodes
+    print(f"  builds: {len(builds)} (about {build_s:.0f} s); measurements: {measurements} "
+          f"(about {measure_s:.0f} s at --budget {request.options.budget_s:g} on {nodes} "
+          f"node(s)); total about {analyses_s + build_s + measure_s:.0f} s")
+    return 0
+
+
+def tune_main(argv: list[str], parse, report_error) -> int:
+    """Entry of `hybridtune tune` on every rank: rank 0 runs the command, the others serve it."""
+    from hybridtune.face.executors import release, serve
+    from hybridtune.face.launch import LaunchError, discover
+    install_sigterm()
+    try:
+        launch = discover()
+    except LaunchError as error:
+        if os.environ.get("SLURM_PROCID", "0") == "0":
+            report_error(error)
+        return 2
+    if launch.rank != 0:
+        try:
+            return serve(launch)
+        except Terminated:
+            os._exit(EXIT_TERMINATED)
+    code = 2
+    try:
+        args = parse(argv)
+        code = cmd_tune(args, launch)
+    except Terminated:
+        code = EXIT_TERMINATED
+        print("terminated by SIGTERM: the store keeps every finished measurement; rerun "
+              "the same command to continue", file=sys.stderr, flush=True)
+    except SystemExit as exit_:
+        code = exit_.code if isinstance(exit_.code, int) else 2
+    except Exception as error:      # only the CLI turns errors into messages and exit codes
+        code = report_error(error)
+    finally:
+        release(launch, code)
+    if launch.size > 1 and code == EXIT_TERMINATED:
+        sys.stdout.flush()
+        os._exit(code)
+    return code

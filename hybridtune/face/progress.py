@@ -1,0 +1,55 @@
+"""Progress of long phases: a bar on a terminal, plain lines (at most one every few seconds) in a batch log."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+PLAIN_INTERVAL_S = 5.0
+
+
+class Progress:
+    """One phase at a time (analyses, builds, measurements) with a total and a running count."""
+
+    def __init__(self, stream=None, interval_s: float = PLAIN_INTERVAL_S):
+        self.stream = stream or sys.stderr
+        self.terminal = self.stream.isatty()
+        self.interval_s = interval_s
+        self._bar = None
+        self._label, self._total, self._done, self._last = "", 0, 0, 0.0
+
+    def start(self, label: str, total: int) -> None:
+        self.close()
+        self._label, self._total, self._done, self._last = label, total, 0, time.monotonic()
+        if total <= 0:
+            return
+        if self.terminal:
+            from rich.console import Console
+            from rich.progress import (BarColumn, MofNCompleteColumn, Progress as Bar, TextColumn,
+                                       TimeElapsedColumn, TimeRemainingColumn)
+            self._bar = Bar(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                            TimeElapsedColumn(), TimeRemainingColumn(),
+                            TextColumn("{task.fields[note]}"),
+                            console=Console(file=self.stream), transient=True)
+            self._bar.start()
+            self._task = self._bar.add_task(label, total=total, note="")
+        else:
+            self._line(f"{label}: 0 of {total}")
+
+    def advance(self, note: str = "", count: int = 1) -> None:
+        self._done += count
+        if self._bar is not None:
+            self._bar.update(self._task, advance=count, note=note[:40])
+        elif self._total and (time.monotonic() - self._last >= self.interval_s
+                              or self._done == self._total):
+            self._line(f"{self._label}: {self._done} of {self._total}"
+                       + (f"; last {note}" if note else ""))
+
+    def _line(self, text: str) -> None:
+        self._last = time.monotonic()
+        print(f"[{time.strftime('%H:%M:%S')}] {text}", file=self.stream, flush=True)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None

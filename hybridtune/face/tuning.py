@@ -1,0 +1,307 @@
+"""The tuning pipeline, the only place that knows its order: predict -> prune -> plan -> run -> collect -> choose -> store."""
+
+from __future__ import annotations
+
+import math
+import time
+from concurrent.futures import FIRST_COMPLETED, wait
+from dataclasses import dataclass, field
+
+from hybridtune.describe.configuration import Configuration
+from hybridtune.describe.scenario import Scenario
+from hybridtune.describe.strategy import Strategy
+from hybridtune.face.offline import predict_scenario
+from hybridtune.generate.pool import pool_for
+from hybridtune.measure.provenance import build_identity, code_sha256
+from hybridtune.measure.runner import (MeasureOptions, MeasureTask, Measurement, measure,
+                                       retime_interleaved)
+from hybridtune.measure.tasks import plan_tasks, prebuild
+from hybridtune.prune.shortlist import shortlist
+
+FINAL_FAILURES = ("compile_error", "crash", "wrong_result")
+RETIME_MAX = 8          # contenders re-timed interleaved per configuration
+SECONDS_PER_ANALYSIS = 2.0      # estimates for --dry-run, measured on a 2-core VM
+SECONDS_PER_BUILD = 1.5
+SECONDS_PER_MEASUREMENT_OVERHEAD = 0.5
+
+
+@dataclass(frozen=True)
+class TuneRequest:
+    scenario: Scenario
+    strategy: Strategy
+    options: MeasureOptions
+    n: int | None = None
+    threads: tuple | None = None
+    time_limit_s: float | None = None
+    fresh: bool = False
+    retry_failed: bool = False
+    shard: tuple = (0, 1)           # (I, N): measure only variants whose id sorts into shard I of N
+
+
+@dataclass(frozen=True)
+class Plan:
+    """One configuration: its ranking, the strategy's shortlist, rows reused and tasks to run."""
+    configuration: Configuration
+    ranking: tuple
+    shortlisted: tuple
+    pool: int
+    reused: dict                    # variant id -> stored measurement row
+    tasks: tuple                    # MeasureTask to run, longest predicted first
+    all_tasks: dict                 # variant id -> MeasureTask, for every shortlisted variant
+
+
+@dataclass(frozen=True)
+class Outcome:
+    plan: Plan
+    rows: dict                      # variant id -> measurement row (stored or new)
+    new: int
+    not_measured: tuple             # ids left when the time limit came
+    retimed: dict = field(default_factory=dict)     # id -> row of the interleaved re-timing
+
+    def chosen(self) -> tuple | None:
+        """(prediction, row) of the fastest shortlisted variant measured ok, re-timed if it was."""
+        good = [(p, self.retimed.get(p.id, self.rows.get(p.id))) for p in self.plan.shortlisted]
+        good = [(p, row) for p, row in good if row is not None and row_ok(row)]
+        return min(good, key=lambda pair: pair[1]["median_s"]) if good else None
+
+
+@dataclass(frozen=True)
+class TuneResult:
+    outcomes: tuple
+    offline: object
+    complete: bool
+    t_predict_s: float
+    t_build_s: float
+    t_measure_s: float
+    wall_s: float
+
+
+def row_ok(row: dict) -> bool:
+    median = row.get("median_s")
+    return row.get("status") == "ok" and median is not None and math.isfinite(median)
+
+
+def task_key(task: MeasureTask, build_id: str, hardware_id: str) -> tuple:
+    return code_sha256(task.generated.code), task.n, task.threads, build_id, hardware_id
+
+
+def row_key(row: dict) -> tuple:
+    return row["code_sha256"], row["n"], row["threads"], row["build_id"], row["hardware_id"]
+
+
+def still_valid(row: dict, options: MeasureOptions, retry_failed: bool) -> bool:
+    """A stored row answers a new request: final failures always, a timeout unless retried, an
+    ok row when its interval is as narrow as asked or it was timed under options at least as
+    strict (a budget that ran out then would run out again)."""
+    status = row["status"]
+    if status in FINAL_FAILURES:
+        return True
+    if status == "timeout":
+        return not retry_failed
+    if not row_ok(row):
+        return False
+    ci_rel, target, budget = row.get("ci_rel"), row.get("ci_target"), row.get("budget_s")
+    if ci_rel is not None and math.isfinite(ci_rel) and ci_rel <= options.ci_target:
+        return True
+    return (target is not None and math.isfinite(target) and target <= options.ci_target
+            and budget is not None and math.isfinite(budget) and budget >= options.budget_s)
+
+
+def stored_rows(store) -> dict:
+    """resume key -> the latest stored measurement row with that key."""
+    frame = store.frame("measurements")
+    rows: dict = {}
+    for row in ([] if frame.empty else frame.to_dict("records")):
+        if row.get("code_sha256"):
+            rows[row_key(row)] = row
+    return rows
+
+
+def in_shard(picked: list, shard: tuple) -> list:
+    index, count = shard
+    mine = set(sorted(p.id for p in picked)[index::count])
+    return [p for p in picked if p.id in mine]
+
+
+def plan_configurations(request: TuneRequest, rankings, stored: dict, hardware_id: str) -> list:
+    """Per configuration: the shortlist, what the store already answers, and the tasks left."""
+    build_id = build_identity()["build_id"]
+    plans = []
+    pools = {m.name: pool_for(request.scenario, m) for m in request.scenario.methods}
+    for ranking in rankings:
+        config = ranking.configuration
+        predictions = list(ranking.predictions)
+        picked = in_shard(shortlist(predictions, request.strategy), request.shard)
+        pool = pools[config.method.name]
+        tasks = plan_tasks(request.scenario, config, [pool[p.id] for p in picked], request.options)
+        reused, todo = {}, []
+        for prediction, task in zip(picked, tasks):
+            row = None if request.fresh else stored.get(task_key(task, build_id, hardware_id))
+            if row is not None and still_valid(row, request.options, request.retry_failed):
+                reused[prediction.id] = row
+            else:
+                todo.append((prediction.predicted_s, task))
+        todo.sort(key=lambda pair: -pair[0])
+        plans.append(Plan(config, tuple(predictions), tuple(picked), len(pool), reused,
+                          tuple(task for _, task in todo),
+                          {p.id: task for p, task in zip(picked, tasks)}))
+    return plans
+
+
+def build_batch(codes: list[str]) -> int:
+    """Compile variants on this node, one gcc per usable core; the number built (a failure is
+    reported by the measurement that needs it)."""
+    prebuild(codes)
+    return len(codes)
+
+
+def spread_builds(executor, codes: list[str], on_built=None) -> None:
+    """Every node compiles a share of the variants before any is timed."""
+    if not codes:
+        return
+    shares = max(1, min(executor.capacity, len(codes)))
+    futures = [executor.submit(build_batch, codes[i::shares]) for i in range(shares)]
+    for future in futures:
+        built = future.result()
+        if on_built:
+            on_built(built)
+
+
+def measure_task(task: MeasureTask, options: MeasureOptions) -> Measurement:
+    return measure(task, options)
+
+
+def retime_task(tasks: list, options: MeasureOptions) -> list:
+    return retime_interleaved(tasks, options)
+
+
+class Collector:
+    """Rank 0's one writer: stores each result as it arrives and tells the caller."""
+
+    def __init__(self, store, on_result=None):
+        self.store = store
+        self.on_result = on_result
+
+    def take(self, plan: Plan, measurement: Measurement) -> dict | None:
+        if measurement.interrupted:
+            return None
+        row = measurement.as_row()
+        self.store.append_many("measurements", [row])
+        if self.on_result:
+            self.on_result(plan, row)
+        return row
+
+
+def run_tasks(executor, plans: list, options: MeasureOptions, collector: Collector,
+              deadline: float | None) -> tuple[dict, dict]:
+    """Dispatch the plans' tasks (longest predicted first) while the deadline allows; the new rows
+    and the ids left unmeasured, per configuration index."""
+    queue = sorted(((-_predicted(plan, task), index, task) for index, plan in enumerate(plans)
+                    for task in plan.tasks), key=lambda item: item[:2])
+    new: dict = {index: {} for index in range(len(plans))}
+    left: dict = {index: [] for index in range(len(plans))}
+    running: dict = {}
+    position = 0
+    while position < len(queue) or running:
+        while position < len(queue) and len(running) < executor.capacity:
+            _, index, task = queue[position]
+            position += 1
+            if deadline is not None and time.monotonic() + task_cost(options) > deadline:
+                left[index].append(task.generated.variant_id)
+                continue
+            running[executor.submit(measure_task, task, options)] = (index, task)
+        if not running:
+            continue
+        done, _ = wait(list(running), timeout=0.5, return_when=FIRST_COMPLETED)
+        for future in done:
+            index, task = running.pop(future)
+            row = collector.take(plans[index], future.result())
+            if row is None:
+                left[index].append(task.generated.variant_id)
+            else:
+                new[index][row["id"]] = row
+    return new, left
+
+
+def _predicted(plan: Plan, task: MeasureTask) -> float:
+    for prediction in plan.shortlisted:
+        if prediction.id == task.generated.variant_id:
+            return prediction.predicted_s
+    return 0.0
+
+
+def task_cost(options: MeasureOptions) -> float:
+    return options.budget_s + SECONDS_PER_MEASUREMENT_OVERHEAD
+
+
+def contenders(plan: Plan, rows: dict) -> list[str]:
+    """Ids of the ok variants whose interval overlaps the best's (the best first), at most RETIME_MAX."""
+    good = sorted(((rows[p.id], p.id) for p in plan.shortlisted
+                   if p.id in rows and row_ok(rows[p.id])), key=lambda pair: pair[0]["median_s"])
+    if len(good) < 2:
+        return []
+    best = good[0][0]
+    high = best.get("ci_high_s") if best.get("ci_high_s") is not None else best["median_s"]
+    close = [vid for row, vid in good if (row.get("ci_low_s") or row["median_s"]) <= high]
+    return close[:RETIME_MAX] if len(close) > 1 else []
+
+
+def retime(executor, plans: list, rows: dict, new: dict, options: MeasureOptions,
+           collector: Collector, deadline: float | None) -> dict:
+    """Re-time, interleaved on one node, the close contenders of every configuration that got new
+    measurements, so that differences between nodes never decide."""
+    futures = {}
+    for index, plan in enumerate(plans):
+        ids = contenders(plan, rows[index]) if new[index] else []
+        if not ids or deadline is not None and time.monotonic() + 2 * len(ids) > deadline:
+            continue
+        futures[executor.submit(retime_task, [plan.all_tasks[i] for i in ids], options)] = index
+    retimed: dict = {index: {} for index in range(len(plans))}
+    for future, index in futures.items():
+        for measurement in future.result():
+            row = collector.take(plans[index], measurement)
+            if row is not None and row_ok(row):
+                retimed[index][row["id"]] = row
+    return retimed
+
+
+def tune(request: TuneRequest, store, executor, workers: int, hardware_id: str,
+         on_predicted=None, on_planned=None, on_result=None, on_phase=None,
+         on_analysis=None, on_built=None) -> TuneResult:
+    """Run the whole pipeline; rank 0 only (the executor reaches the other nodes).
+
+    The callbacks tell the face what happens: on_phase(name, total) as analyses, builds and
+    measurements start, on_analysis(job, results), on_built(count) and on_result(plan, row) as
+    they end,
+    on_predicted(offline) and on_planned(plan) with the rankings and shortlists."""
+    started = time.monotonic()
+    deadline = started + request.time_limit_s if request.time_limit_s else None
+    offline = predict_scenario(
+        request.scenario, request.n, list(request.threads or []) or None, store, workers,
+        on_loop=on_analysis,
+        on_analyses=(lambda count: on_phase("kerncraft analyses", count)) if on_phase else None)
+    t_predict = time.monotonic() - started
+    if on_predicted:
+        on_predicted(offline)
+    plans = plan_configurations(request, offline.rankings, stored_rows(store), hardware_id)
+    for plan in plans:
+        if on_planned:
+            on_planned(plan)
+    mark = time.monotonic()
+    codes = list(dict.fromkeys(task.generated.code for plan in plans for task in plan.tasks))
+    if on_phase:
+        on_phase("builds", len(codes))
+    spread_builds(executor, codes, on_built)
+    t_build = time.monotonic() - mark
+    mark = time.monotonic()
+    if on_phase:
+        on_phase("measurements", sum(len(plan.tasks) for plan in plans))
+    collector = Collector(store, on_result)
+    new, left = run_tasks(executor, plans, request.options, collector, deadline)
+    rows = [{**plan.reused, **new[index]} for index, plan in enumerate(plans)]
+    retimed = retime(executor, plans, rows, new, request.options, collector, deadline)
+    t_measure = time.monotonic() - mark
+    outcomes = tuple(Outcome(plan, rows[index], len(new[index]), tuple(left[index]),
+                             retimed[index]) for index, plan in enumerate(plans))
+    return TuneResult(outcomes, offline, not any(left.values()), t_predict, t_build, t_measure,
+                      time.monotonic() - started)

@@ -1,0 +1,70 @@
+"""What makes a measurement valid: the generated code, the build and the hardware it ran on."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import socket
+from functools import lru_cache
+from pathlib import Path
+
+from hybridtune.compiler.build import FLAGS, compiler, toolchain_identity
+from hybridtune.generate.cvariant import GENERATOR_VERSION
+
+
+def node_name() -> str:
+    return os.environ.get("SLURMD_NODENAME") or socket.gethostname()
+
+
+def digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def code_sha256(code: str) -> str:
+    return hashlib.sha256(code.encode()).hexdigest()
+
+
+@lru_cache(maxsize=None)
+def build_identity() -> dict:
+    """Compiler, flags and what -march=native resolves to, with their digest as build_id."""
+    cc = compiler()
+    identity = toolchain_identity(cc)
+    flags = " ".join(FLAGS)
+    return {"compiler": identity.splitlines()[0], "compiler_flags": flags,
+            "generator_version": GENERATOR_VERSION,
+            "build_id": digest("\n".join([identity, flags, GENERATOR_VERSION]))}
+
+
+def _cpuinfo_first(root: Path) -> dict:
+    fields: dict = {}
+    try:
+        text = (root / "proc/cpuinfo").read_text()
+    except OSError:
+        return fields
+    for line in text.split("\n\n")[0].splitlines():
+        key, _, value = line.partition(":")
+        fields[key.strip()] = value.strip()
+    return fields
+
+
+def _caches(root: Path) -> list:
+    found = []
+    for index in sorted((root / "sys/devices/system/cpu/cpu0/cache").glob("index*")):
+        try:
+            found.append([(index / name).read_text().strip() for name in ("level", "type", "size")])
+        except OSError:
+            continue
+    return found
+
+
+@lru_cache(maxsize=None)
+def hardware_identity(root: str = "/") -> dict:
+    """CPU model, its flags and cache sizes (not the core count, so an emulated node matches a
+    direct run on the same machine), with their digest as hardware_id."""
+    first = _cpuinfo_first(Path(root))
+    flags = " ".join(sorted(first.get("flags", "").split()))
+    hardware = {"model": first.get("model name", "unknown"), "vendor": first.get("vendor_id", ""),
+                "flags_sha256": hashlib.sha256(flags.encode()).hexdigest()[:16],
+                "caches": _caches(Path(root))}
+    return {"hardware_id": digest(json.dumps(hardware, sort_keys=True)), "hardware": hardware}

@@ -1,0 +1,121 @@
+"""tune under mpiexec (the mpich wheel): 2 and 3 ranks, two emulated nodes, SIGTERM, a killed rank, idle ranks' CPU, a nested MPI child."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+
+import psutil
+import pytest
+
+from tune_support import (BIN, clean_env, first_timings, measurement_rows, run, tune_command,
+                          wait_for_rows)
+
+pytestmark = [pytest.mark.mpi, pytest.mark.slow]
+
+
+def two_nodes(store, *extra: str) -> list[str]:
+    """mpiexec with two ranks that name different nodes and hold one core each, as two emulated
+    Slurm nodes do."""
+    command = tune_command(store, *extra)
+    return [str(BIN / "mpiexec"), "-n", "1", "-env", "SLURMD_NODENAME", "node-a", "taskset", "-c",
+            "0", *command, ":", "-n", "1", "-env", "SLURMD_NODENAME", "node-b", "taskset", "-c",
+            "1", *command]
+
+
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_mpiexec_tunes_with_every_variant_measured_once(tune_store, ranks):
+    done = run(tune_command(tune_store, "--json", ranks=ranks))
+    assert done.returncode == 0, done.stderr
+    [record] = json.loads(done.stdout)["configurations"]    # rank 0 alone prints
+    assert record["measured_now"] == 6 and record["chosen"]["id"] in record["shortlisted"]
+    assert f"mpiexec: {ranks} rank(s) on 1 node(s)" in done.stderr
+    assert first_timings(measurement_rows(tune_store)) == {v: 1 for v in record["shortlisted"]}
+
+
+def test_two_emulated_nodes_share_the_work_and_a_rerun_reuses_both(tune_store):
+    done = run(two_nodes(tune_store, "--json"))
+    assert done.returncode == 0, done.stderr
+    [record] = json.loads(done.stdout)["configurations"]
+    rows = measurement_rows(tune_store)
+    assert {row["node"] for row in rows} == {"node-a", "node-b"}
+    assert first_timings(rows) == {v: 1 for v in record["shortlisted"]}
+    assert record["chosen"] is not None
+    again = run(tune_command(tune_store, "--json"))      # directly, on this machine's name
+    [second] = json.loads(again.stdout)["configurations"]
+    assert again.returncode == 0 and second["measured_now"] == 0
+
+
+def test_sigterm_under_mpiexec_ends_every_rank_within_seconds(tune_store):
+    process = subprocess.Popen(two_nodes(tune_store, "--budget", "2"), env=clean_env(),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    wait_for_rows(tune_store, process, 1)
+    ranks = [p for p in psutil.Process(process.pid).children(recursive=True)
+             if "hybridtune" in " ".join(p.cmdline())]
+    sent = time.monotonic()
+    process.send_signal(signal.SIGTERM)
+    code = process.wait(timeout=60)
+    assert time.monotonic() - sent < 15 and code != 0
+    gone, alive = psutil.wait_procs(ranks, timeout=10)
+    assert not alive
+    assert measurement_rows(tune_store)
+
+
+def test_a_killed_rank_ends_the_job_and_a_rerun_measures_only_what_is_missing(tune_store):
+    process = subprocess.Popen(two_nodes(tune_store, "--budget", "1"), env=clean_env(),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    wait_for_rows(tune_store, process, 1)
+    workers = [p for p in psutil.Process(process.pid).children(recursive=True)
+               if "node-b" in (p.environ().get("SLURMD_NODENAME", "") if p.is_running() else "")
+               and "hybridtune" in " ".join(p.cmdline())]
+    assert workers
+    workers[0].kill()
+    code = process.wait(timeout=60)
+    assert code != 0
+    before = first_timings(measurement_rows(tune_store))
+    assert set(before.values()) == {1}
+    done = run(tune_command(tune_store, "--json"))
+    assert done.returncode == 0, done.stderr
+    [record] = json.loads(done.stdout)["configurations"]
+    assert record["measured_now"] == 6 - len(before)
+    assert first_timings(measurement_rows(tune_store)) == {v: 1 for v in record["shortlisted"]}
+
+
+def test_a_waiting_rank_uses_a_few_percent_of_a_core(tune_store):
+    process = subprocess.Popen(tune_command(tune_store, "--budget", "1", ranks=2),
+                               env=clean_env(), stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    wait_for_rows(tune_store, process, 1)
+    ranks = [p for p in psutil.Process(process.pid).children(recursive=True)
+             if "hybridtune" in " ".join(p.cmdline())]
+    start = {p.pid: sum(p.cpu_times()[:2]) for p in ranks}
+    time.sleep(3)
+    used = {p.pid: (sum(p.cpu_times()[:2]) - start[p.pid]) / 3 for p in ranks if p.is_running()}
+    process.wait(timeout=120)
+    assert len(used) == 2 and min(used.values()) < 0.05, used
+
+
+def test_a_measuring_rank_starts_a_nested_mpi_program_of_its_own():
+    """A child that is itself an MPI program, started from inside an MPI job, gets a world of its
+    own: child_environment strips the parent's PMI and Slurm variables, mpiexec -launcher fork
+    starts its ranks locally."""
+    parent = (
+        "import json, subprocess, sys, os\n"
+        "from mpi4py import MPI\n"
+        "from hybridtune.measure.launch_env import child_environment, nested_mpi_command\n"
+        "child = 'from mpi4py import MPI; print(MPI.COMM_WORLD.Get_size())'\n"
+        "if MPI.COMM_WORLD.Get_rank() == 0:\n"
+        "    out = subprocess.run(nested_mpi_command(2, [sys.executable, '-c', child]),\n"
+        "                         env=child_environment(os.environ), capture_output=True,\n"
+        "                         text=True, timeout=60)\n"
+        "    print(json.dumps({'parent': MPI.COMM_WORLD.Get_size(), 'code': out.returncode,\n"
+        "                      'child': out.stdout.split()}))\n")
+    done = subprocess.run([str(BIN / "mpiexec"), "-n", "2", sys.executable, "-c", parent],
+                          capture_output=True, text=True, timeout=120, env=clean_env())
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report == {"parent": 2, "code": 0, "child": ["2", "2"]}
+

@@ -1,0 +1,51 @@
+"""jobs/tune.sbatch on the local Slurm cluster: one tune across two emulated nodes, every task once; srun without PMI is refused."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import textwrap
+
+import pytest
+
+from hybridtune.describe.library import PROJECT_ROOT
+from tune_support import BIN, TUNE_SCENARIO, first_timings, measurement_rows
+
+pytestmark = [pytest.mark.slurm, pytest.mark.mpi, pytest.mark.slow]
+
+
+def sbatch(cluster, script, log, *args: str) -> subprocess.CompletedProcess:
+    env = {**cluster.env, "HYBRIDTUNE": str(BIN / "hybridtune")}
+    return subprocess.run(["sbatch", "--wait", f"--output={log}", str(script), *args],
+                          cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=600)
+
+
+def test_tune_sbatch_spreads_the_shortlist_over_both_nodes(local_cluster, tune_store, tmp_path):
+    log = tmp_path / "tune.log"
+    done = sbatch(local_cluster, PROJECT_ROOT / "jobs" / "tune.sbatch", log, TUNE_SCENARIO,
+                  "--db", str(tune_store), "--json")
+    text = log.read_text() if log.exists() else ""
+    assert done.returncode == 0, f"{done.stdout}{done.stderr}\n{text}"
+    assert "srun: 2 rank(s) on 2 node(s): n1 (1 cores, ranks 0), n2 (1 cores, ranks 1)" in text
+    result = json.loads(text[text.index("{\n"):text.rindex("}") + 1])
+    [record] = result["configurations"]
+    rows = measurement_rows(tune_store)
+    assert first_timings(rows) == {v: 1 for v in record["shortlisted"]}   # every task ran once
+    assert {row["node"] for row in rows} == {"n1", "n2"}
+    chosen = [row for row in rows if row["id"] == record["chosen"]["id"]]
+    assert chosen and all(row["status"] == "ok" for row in chosen)
+
+
+def test_srun_without_pmi_is_refused_by_rank_0_alone(local_cluster, tune_store, tmp_path):
+    batch = tmp_path / "nopmi.sh"
+    batch.write_text(textwrap.dedent(f"""\
+        #!/bin/bash
+        #SBATCH -N2 --ntasks-per-node=1 --cpus-per-task=1 --time=5
+        srun --mpi=none {BIN / 'hybridtune'} tune {TUNE_SCENARIO} --db {tune_store}
+        """))
+    log = tmp_path / "nopmi.log"
+    done = sbatch(local_cluster, batch, log)
+    text = log.read_text()
+    assert done.returncode != 0
+    ours = [line for line in text.splitlines() if line.startswith("error: ")]
+    assert len(ours) == 1 and "srun --mpi=pmi2" in ours[0], text
