@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import operator
 from typing import Callable, Mapping
 
 import numpy as np
 
-from hybridtune.describe.expr import (MATH_CONSTANTS, Binary, Call, Cond, Index, Input, Name, Num,
-                                      Rhs, Unary)
+from hybridtune.describe.expr import (LONG_MAX, MATH_CONSTANTS, Binary, Call, Cond, Index, Input,
+                                      Name, Num, Rhs, Unary)
 from hybridtune.errors import HybridtuneError
 
 _FUNCS = {
@@ -18,8 +19,18 @@ _FUNCS = {
 }
 
 
+_ARITH = {"+": operator.add, "-": operator.sub, "*": operator.mul}
+# int64 arrays wrap silently; a float result this large means the exact one left C long's range
+_FLOAT_LIMIT = 2.0 ** 63
+
+
 class EvaluationError(HybridtuneError):
-    """An expression that cannot be evaluated (unknown name, integer division by zero)."""
+    """An expression that cannot be evaluated (unknown name, integer division by zero, overflow);
+    `name` is the quantity or constant being evaluated, where one is."""
+
+    def __init__(self, reason: str, name: str | None = None):
+        self.name = name
+        super().__init__(reason)
 
 
 def is_int(value) -> bool:
@@ -41,9 +52,35 @@ def _int_result(value):
     return int(value)
 
 
+def _long(value: int) -> int:
+    """An exact integer result, refused outside C long's range (C leaves overflow undefined)."""
+    if not -LONG_MAX <= value <= LONG_MAX:
+        raise EvaluationError(f"an integer overflow: {value} is beyond C long's range "
+                              f"(+-{LONG_MAX})")
+    return value
+
+
+def _has_array(*values) -> bool:
+    return any(isinstance(v, np.ndarray) for v in values)
+
+
+def _int_arith(op: str, a, b):
+    """a + b, a - b or a * b on integers, refused where C long overflows."""
+    if not _has_array(a, b):
+        return _long(_ARITH[op](int(a), int(b)))
+    approximate = _ARITH[op](_as_float(a), _as_float(b))
+    if np.any(np.abs(approximate) >= _FLOAT_LIMIT):
+        raise EvaluationError(f"an integer overflow: a value beyond C long's range (+-{LONG_MAX})")
+    return _ARITH[op](np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64))
+
+
 def _c_divmod(a, b):
     if np.any(np.asarray(b) == 0):
         raise EvaluationError("integer division by zero")
+    if not _has_array(a, b):
+        a, b = int(a), int(b)
+        q = abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)
+        return q, a - q * b
     q = (np.abs(a) // np.abs(b)) * np.sign(a) * np.sign(b)
     return _int_result(q), _int_result(a - q * b)
 
@@ -64,10 +101,12 @@ class Evaluator:
 
     def _eval(self, node):
         if isinstance(node, Num):
-            return node.value
+            return _long(node.value) if isinstance(node.value, int) else node.value
         if isinstance(node, Name):
             if node.id in self.env:
-                return self.env[node.id]
+                value = self.env[node.id]
+                return _long(value) if isinstance(value, int) and not isinstance(value, bool) \
+                    else value
             if node.id in MATH_CONSTANTS:
                 return MATH_CONSTANTS[node.id]
             raise EvaluationError(f"undefined name '{node.id}'")
@@ -93,7 +132,7 @@ class Evaluator:
         if isinstance(node, Unary):
             value = self._eval(node.operand)
             if node.op == "-":
-                return -value
+                return _int_arith("-", 0, value) if is_int(value) else -value
             if node.op == "+":
                 return value
             return _int_result(np.logical_not(value))
@@ -126,15 +165,10 @@ class Evaluator:
             return _c_divmod(a, b)[1]
         if op == "/" and both_int:
             return _c_divmod(a, b)[0]
-        if not both_int:
-            a, b = _as_float(a), _as_float(b)
-        if op == "+":
-            return a + b
-        if op == "-":
-            return a - b
-        if op == "*":
-            return a * b
-        return a / b
+        if both_int:
+            return _int_arith(op, a, b)
+        a, b = _as_float(a), _as_float(b)
+        return a / b if op == "/" else _ARITH[op](a, b)
 
 
 class RealEvaluator(Evaluator):

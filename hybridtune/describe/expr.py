@@ -11,6 +11,7 @@ from hybridtune.errors import HybridtuneError
 MAX_LENGTH = 20000
 MAX_DEPTH = 64
 MAX_TREE_DEPTH = 300
+LONG_MAX = 2 ** 63 - 1     # C long, the integer type of generated code
 
 # math.h functions a description may call, with their arity.
 FUNCTIONS = {
@@ -179,15 +180,19 @@ class _Parser:
         return test
 
     _LEVELS = (("||",), ("&&",), ("==", "!="), ("<", "<=", ">", ">="), ("+", "-"), ("*", "/", "%"))
+    _LEVEL_OF = {op: level for level, ops in enumerate(_LEVELS) for op in ops}
 
     def binary(self, level: int):
-        if level == len(self._LEVELS):
-            return self.unary()
-        left = self.binary(level + 1)
-        while self.at(*self._LEVELS[level]):
-            op = self.take()[1]
-            left = Binary(op, left, self.binary(level + 1))
-        return left
+        """Operators binding at least as tightly as `level`, left-associative; one frame per
+        operand rather than one per precedence level keeps deep nesting off Python's stack."""
+        left = self.unary()
+        while True:
+            kind, op, _ = self.peek()
+            found = self._LEVEL_OF.get(op) if kind == "op" else None
+            if found is None or found < level:
+                return left
+            self.take()
+            left = Binary(op, left, self.binary(found + 1))
 
     def unary(self):
         if self.at("-", "+", "!"):
@@ -216,7 +221,7 @@ class _Parser:
         kind, tok, col = self.take()
         if kind == "num":
             if re.fullmatch(r"\d+", tok):
-                return Num(int(tok), tok)
+                return Num(_integer_literal(tok, col), tok)
             value = float(tok)
             if value != value or value in (float("inf"), float("-inf")):
                 raise ExpressionError(f"a finite number, got {tok}", col)
@@ -255,6 +260,17 @@ class _Parser:
         kind, tok, col = self.peek()
         if kind != "end":
             raise ExpressionError(f"unexpected {tok!r} after a complete expression", col)
+
+
+def _integer_literal(text: str, column: int) -> int:
+    """The value of a decimal integer literal, which C must read as the same long."""
+    if len(text) > 1 and text[0] == "0":
+        raise ExpressionError("a decimal integer literal without a leading zero (C reads 010 as "
+                              "octal, 8)", column)
+    if len(text) > len(str(LONG_MAX)) or int(text) > LONG_MAX:
+        raise ExpressionError(f"an integer literal of at most {LONG_MAX} (C long); a larger "
+                              "number needs a point or an exponent", column)
+    return int(text)
 
 
 def tree_depth(node) -> int:

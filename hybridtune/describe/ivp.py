@@ -19,6 +19,7 @@ _CONSTANT = re.compile(r"^\s*double\s+([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.+?)\s*$",
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 RESERVED = {"j", "n", "t"} | set(MATH_CONSTANTS) | RESERVED_NAMES
 SAMPLE_TARGETS = (100, 1000, 10000)
+CHECK_LIMIT = 10 ** 6      # the rules are checked at the smallest valid n: it must stay this small
 
 
 @dataclass(frozen=True)
@@ -43,12 +44,12 @@ class SizeRule:
     def next_valid(self, n: int) -> int:
         """The smallest valid size >= n."""
         n = max(int(n), self.minimum)
-        while self.check(n):
-            if self.square_of:
-                n = max(math.isqrt(n - 1) + 1, 1) ** 2 if math.isqrt(n) ** 2 != n else n + 1
-            else:
-                n += (-n) % self.multiple_of or 1
-        return n
+        if not self.square_of:
+            return n + (-n) % self.multiple_of
+        step = _root_step(self.multiple_of)     # n = root^2 is a valid multiple iff step | root
+        root = math.isqrt(n - 1) + 1
+        root += (-root) % step
+        return root * root
 
     def samples(self) -> list[int]:
         """A few valid sizes for checking a description: the smallest and some larger."""
@@ -57,6 +58,19 @@ class SizeRule:
         values.append(self.next_valid(values[-1] + 1))
         values += [self.next_valid(target) for target in SAMPLE_TARGETS if target > values[-1]]
         return sorted(set(values))
+
+
+def _root_step(k: int) -> int:
+    """The smallest r such that k divides r^2: each prime of k to half its power, rounded up."""
+    step, p = 1, 2
+    while p * p <= k:
+        power = 0
+        while k % p == 0:
+            k //= p
+            power += 1
+        step *= p ** ((power + 1) // 2)
+        p += 1
+    return step * k
 
 
 @dataclass(frozen=True)
@@ -69,17 +83,21 @@ class Block:
     stride: object = None
     line: int | None = None
 
+    def count(self, env: dict) -> int:
+        """How often the block recurs (1 without `repeat`)."""
+        return 1 if self.repeat is None else int(Evaluator(env)(self.repeat))
+
     def starts(self, env: dict) -> list[int]:
         first = int(Evaluator(env)(self.first))
         if self.repeat is None:
             return [first]
-        count, stride = int(Evaluator(env)(self.repeat)), int(Evaluator(env)(self.stride))
-        return [first + r * stride for r in range(count)]
+        stride = int(Evaluator(env)(self.stride))
+        return [first + r * stride for r in range(self.count(env))]
 
     def indices(self, env: dict) -> np.ndarray:
         """Every component j this block covers at the given environment."""
         size = int(Evaluator(env)(self.size))
-        if size <= 0:
+        if size <= 0 or self.count(env) <= 0:
             return np.zeros(0, dtype=np.int64)
         starts = np.array(self.starts(env), dtype=np.int64)
         return (starts[:, None] + np.arange(size, dtype=np.int64)[None, :]).ravel()
@@ -117,9 +135,9 @@ class IVP:
         if self.sizes.square_of:
             env[self.sizes.square_of] = math.isqrt(int(n))
         for name, tree in self.quantities:
-            env[name] = Evaluator(env)(tree)
+            env[name] = _named_value(name, tree, env)
         for name, tree in self.constants:
-            env[name] = float(Evaluator(env)(tree))
+            env[name] = float(_named_value(name, tree, env))
         return env
 
     def step_size(self, n: int) -> float | None:
@@ -146,6 +164,13 @@ class IVP:
 
     def access_distance(self, n: int) -> int:
         return max((f["access_distance"] for f in self.block_facts(n)), default=0)
+
+
+def _named_value(name: str, tree, env: dict):
+    try:
+        return Evaluator(env)(tree)
+    except EvaluationError as exc:
+        raise EvaluationError(str(exc), name) from None
 
 
 # --- parsing -------------------------------------------------------------------------------
@@ -190,14 +215,19 @@ def _sizes(node: Node | None) -> SizeRule:
     if node is None:
         return SizeRule()
     fields = node.mapping(optional=("min", "multiple_of", "square_of"))
-    minimum = fields["min"].integer(minimum=1) if "min" in fields else 1
-    multiple = fields["multiple_of"].integer(minimum=1) if "multiple_of" in fields else 1
+    minimum = fields["min"].integer(1, CHECK_LIMIT) if "min" in fields else 1
+    multiple = fields["multiple_of"].integer(1, CHECK_LIMIT) if "multiple_of" in fields else 1
     square = None
     if "square_of" in fields:
         square = fields["square_of"].string()
         if not _IDENT.match(square) or square in RESERVED:
             raise fields["square_of"].error("a new name for sqrt(n), such as g")
-    return SizeRule(minimum, multiple, square)
+    rule = SizeRule(minimum, multiple, square)
+    smallest = rule.next_valid(minimum)
+    if smallest > CHECK_LIMIT:
+        raise node.error(f"sizes whose smallest valid n is at most {CHECK_LIMIT}, where the rules "
+                         f"are checked (it is {smallest})")
+    return rule
 
 
 def _blocks(node: Node, int_names: set[str], allowed: set[str], inputs: bool) -> tuple:
@@ -224,14 +254,15 @@ def _check_cover(node: Node, blocks: tuple, env: dict, n: int) -> None:
     for number, block in enumerate(blocks):
         where = node.child(number)
         try:
-            size = int(Evaluator(env)(block.size))
+            size, count = int(Evaluator(env)(block.size)), block.count(env)
+            if not 0 <= count <= n:
+                raise where.child("repeat").error(f"a repeat count between 0 and n at n = {n} "
+                                                  f"(it is {count})")
+            if not 0 <= size <= n:
+                raise where.child("size").error(f"a size between 0 and n at n = {n} (it is {size})")
             starts = block.starts(env)
-            if block.repeat is not None and int(Evaluator(env)(block.repeat)) < 0:
-                raise where.error(f"a repeat count >= 0 at n = {n}")
         except EvaluationError as exc:
             raise where.error(f"bounds that evaluate at n = {n} ({exc})") from None
-        if size < 0:
-            raise where.child("size").error(f"a size >= 0 at n = {n} (it is {size})")
         spans += [(start, start + size, number) for start in starts if size > 0]
     spans.sort()
     expected = 0
@@ -278,6 +309,7 @@ def parse_ivp(source: Source) -> IVP:
     known = {"n"} | ({sizes.square_of} if sizes.square_of else set())
 
     quantities = []
+    value_nodes = {}
     if "quantities" in fields:
         for qname, qnode in fields["quantities"].free_mapping().items():
             if not _IDENT.match(qname) or qname in RESERVED or qname in known:
@@ -285,6 +317,7 @@ def parse_ivp(source: Source) -> IVP:
                                   value=qname)
             tree = _integer_expression(qnode, known - {"j"}, f"quantity {qname}, an expression")
             quantities.append((qname, tree))
+            value_nodes[qname] = qnode
             known.add(qname)
             int_names.add(qname)
 
@@ -300,6 +333,7 @@ def parse_ivp(source: Source) -> IVP:
         tree = Node(item.source, value_text, item.path, item.line).parsed(parse_expression)
         _check_tree(item, tree, known - {"j"}, int_names, inputs=False, what="a constant value")
         constants.append((cname, tree))
+        value_nodes[cname] = item
         known.add(cname)
 
     code_names = known | {"j", "t"}
@@ -317,8 +351,9 @@ def parse_ivp(source: Source) -> IVP:
     for n in sizes.samples():
         try:
             env = ivp.environment(n)
-        except (EvaluationError, ValueError, OverflowError) as exc:
-            raise root.error(f"quantities and constants that evaluate at n = {n} ({exc})") from None
+        except EvaluationError as exc:
+            where = value_nodes.get(exc.name, root)
+            raise where.error(f"a value that evaluates at n = {n} ({exc})") from None
         for qname, _ in quantities:
             if not is_int(env[qname]):
                 raise fields["quantities"].error(f"quantity {qname} of integer type")

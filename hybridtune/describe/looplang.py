@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from hybridtune.describe.costs import static_is_int
 from hybridtune.describe.expr import (RESERVED_NAMES, ExpressionError, Name, Num,
                                       parse_expressions, walk)
 from hybridtune.describe.source import Node
@@ -130,6 +131,9 @@ class _ProgramParser:
                         and part.id not in outer:
                     raise self.fail(f"bounds in {', '.join(sorted(self.bound_names))} and "
                                     f"enclosing loop variables (not '{part.id}')", line, text)
+            if not static_is_int(bound, self.bound_names | set(outer)):
+                raise self.fail("integer bounds (integer literals, sizes and loop variables; C "
+                                "integer division)", line, text)
         lower, upper = (bounds[0], bounds[1]) if len(bounds) == 2 else (_ZERO, bounds[0])
         if words[0] == "%LOOP_START":
             body, pos = self.items(pos + 1, end_var=var, parent_indent=None, outer=outer + (var,))

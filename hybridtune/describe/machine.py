@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -40,9 +41,19 @@ class Machine:
 
 
 def _quantity(node: Node, unit: str) -> float:
+    value = _magnitude(node, unit)
+    if not 0 < value < math.inf:
+        raise node.error(f"a positive, finite quantity in {unit}")
+    return value
+
+
+def _magnitude(node: Node, unit: str) -> float:
     text = node.value
     if isinstance(text, (int, float)) and not isinstance(text, bool):
-        return float(text)
+        try:
+            return float(text)
+        except OverflowError:   # an integer beyond the largest double
+            return math.inf
     match = _QUANTITY.match(str(text)) if isinstance(text, str) else None
     if not match or (match.group(4) or unit) != unit:
         raise node.error(f"a quantity in {unit} such as '2.4 G{unit}'" if unit == "Hz"
@@ -50,6 +61,13 @@ def _quantity(node: Node, unit: str) -> float:
     number, prefix, binary, _ = match.groups()
     scale = (1024 ** " kMGT".index(prefix)) if binary else _UNITS[prefix]
     return float(number) * scale
+
+
+def _cacheline(node: Node) -> int:
+    size = int(_quantity(node, "B"))
+    if size < 1:
+        raise node.error("a cache line of at least 1 B")
+    return size
 
 
 def _cache_size(item: Node) -> float | None:
@@ -63,7 +81,10 @@ def _cache_size(item: Node) -> float | None:
         if key not in cache:
             raise node.error(f"'{key}' in 'cache per group'", key_suffix="." + key)
         values.append(node.child(key).integer(minimum=1))
-    return float(values[0] * values[1] * values[2])
+    try:
+        return float(values[0] * values[1] * values[2])
+    except OverflowError:
+        raise node.error("sets x ways x cl_size within the range of a double") from None
 
 
 def _python_tag(value) -> str | None:
@@ -116,5 +137,5 @@ def parse_machine(source: Source) -> Machine:
         raise in_core.error("a mapping of in-core tools to architectures, e.g. OSACA: SKX")
     models = tuple((str(k), str(v)) for k, v in in_core.value.items())
     return Machine(fields["model name"].string(), _quantity(fields["clock"], "Hz"), sockets,
-                   per_socket, per_numa, int(_quantity(fields["cacheline size"], "B")),
+                   per_socket, per_numa, _cacheline(fields["cacheline size"]),
                    tuple(levels), models, source.path, source.sha256)

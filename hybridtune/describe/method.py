@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -58,6 +59,12 @@ def _number(node: Node) -> float:
     return value
 
 
+def _quadrature_residual(b: tuple, c: tuple, k: int) -> float:
+    """sum_i b_i c_i^(k-1) - 1/k; not finite where the powers overflow."""
+    with np.errstate(all="ignore"):
+        return float(np.sum(np.array(b) * np.array(c) ** (k - 1)) - 1.0 / k)
+
+
 def _vector(node: Node, length: int) -> tuple:
     items = node.sequence()
     if len(items) != length:
@@ -84,13 +91,13 @@ def parse_method(source: Source) -> Method:
     for i, row in enumerate(A):
         total = sum(row)
         scale = max(1.0, sum(abs(x) for x in row))
-        if abs(total - c[i]) > ROW_SUM_TOLERANCE * scale:
+        if not (math.isfinite(scale) and abs(total - c[i]) <= ROW_SUM_TOLERANCE * scale):
             raise fields["c"].child(i).error(
                 f"c[{i}] equal to the row sum of A[{i}] = {total!r} (within {ROW_SUM_TOLERANCE:g})",
                 value=c[i])
     for k in range(1, order + 1):   # order p implies the quadrature conditions B(p)
-        residual = sum(bi * ci ** (k - 1) for bi, ci in zip(b, c)) - 1.0 / k
-        if abs(residual) > ORDER_TOLERANCE:
+        residual = _quadrature_residual(b, c, k)
+        if not abs(residual) <= ORDER_TOLERANCE:
             raise fields["order"].error(
                 f"an order that b and c support: order {order} needs sum_i b_i c_i^(k-1) = 1/k "
                 f"for k = 1..{order}, which fails at k = {k} (residual {residual:.3g})")

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hybridtune.describe import library
+from hybridtune.describe.expr import LONG_MAX
 from hybridtune.describe.ivp import IVP
 from hybridtune.describe.loader import load_named
 from hybridtune.describe.looplang import loops_and_directives
@@ -73,7 +74,7 @@ def _names(node: Node) -> list[tuple[str, Node]]:
 def _sizes(node: Node, ivps: tuple) -> Sizes:
     if isinstance(node.value, dict):
         fields = node.mapping(required=("from", "to", "points"))
-        start, stop = fields["from"].integer(minimum=1), fields["to"].integer(minimum=1)
+        start, stop = fields["from"].integer(1, LONG_MAX), fields["to"].integer(1, LONG_MAX)
         points = fields["points"].integer(minimum=1)
         if stop < start or (points > 1 and stop == start):
             raise fields["to"].error(f"an upper size > from = {start}")
@@ -82,7 +83,7 @@ def _sizes(node: Node, ivps: tuple) -> Sizes:
         return Sizes(start=start, stop=stop, points=points)
     values = []
     for item in node.sequence(min_len=1) if isinstance(node.value, list) else [node]:
-        n = item.integer(minimum=1)
+        n = item.integer(1, LONG_MAX)
         for ivp in ivps:
             problem = ivp.sizes.check(n)
             if problem:

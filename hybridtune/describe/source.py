@@ -162,11 +162,12 @@ class Node:
             raise self.error("a non-empty string")
         return str(self.value)
 
-    def integer(self, minimum: int | None = None) -> int:
+    def integer(self, minimum: int | None = None, maximum: int | None = None) -> int:
         if isinstance(self.value, bool) or not isinstance(self.value, int):
             raise self.error("an integer")
-        if minimum is not None and self.value < minimum:
-            raise self.error(f"an integer >= {minimum}")
+        if (minimum is not None and self.value < minimum) or \
+                (maximum is not None and self.value > maximum):
+            raise self.error(_integer_range(minimum, maximum))
         return int(self.value)
 
     def scalar_text(self) -> str:
@@ -188,6 +189,14 @@ class Node:
             raise self.error(f"a valid expression ({exc.reason}"
                              + (f", column {exc.column})" if exc.column else ")"),
                              line_offset=line_offset) from None
+
+
+def _integer_range(minimum: int | None, maximum: int | None) -> str:
+    if maximum is None:
+        return f"an integer >= {minimum}"
+    if minimum is None:
+        return f"an integer <= {maximum}"
+    return f"an integer between {minimum} and {maximum}"
 
 
 def _kind(value) -> str:

@@ -45,6 +45,11 @@ def test_tree_shapes():
     ("a = b", "unexpected '='"),
     ("+".join(["a"] * 2000), "levels deep"),
     ("(" * 300 + "1" + ")" * 300, "nested at most"),
+    ("-" * 300 + "1", "nested at most"),
+    ("j + 9223372036854775808", "at most 9223372036854775807"),
+    ("9" * 5000, "at most 9223372036854775807"),
+    ("010", "leading zero"),
+    ("1e309", "a finite number"),
 ])
 def test_refused(text, reason):
     with pytest.raises(ExpressionError, match=reason):
@@ -67,6 +72,23 @@ def test_c_integer_semantics():
     assert ev(parse_expression("(n > 3) + (n == 10)")) == 2
     with pytest.raises(EvaluationError, match="division by zero"):
         ev(parse_expression("n / (n - 10)"))
+
+
+def test_integers_overflowing_c_long_are_refused():
+    ev = Evaluator({"n": 10, "j": np.arange(3)})
+    for text in ("9223372036854775807 + 1", "-9223372036854775807 - 1", "n * 922337203685477581",
+                 "j * 9223372036854775807 * 2", "-(j - 9223372036854775807 - 1)"):
+        with pytest.raises(EvaluationError, match="overflow"):
+            ev(parse_expression(text))
+    assert ev(parse_expression("9223372036854775807 - n + 10")) == 9223372036854775807
+    assert ev(parse_expression("1e-400 + 1.0 / 0")) == np.inf
+    with pytest.raises(EvaluationError, match="overflow"):
+        Evaluator({"n": 2 ** 70})(parse_expression("n"))
+
+
+def test_deep_nesting_parses_within_the_limit():
+    assert Evaluator({})(parse_expression("(" * 62 + "-1" + ")" * 62)) == -1
+    assert Evaluator({})(parse_expression("-" * 63 + "1")) == -1
 
 
 def test_conditional_is_elementwise():

@@ -2,9 +2,11 @@
 
 import pytest
 
+from hybridtune.describe.ivp import CHECK_LIMIT, SizeRule
 from hybridtune.describe.loader import load, load_named
 from hybridtune.describe.library import PROJECT_ROOT
 from hybridtune.errors import RequestError
+from hybridtune.face.cli import main
 from tests_support import expect_error
 
 GOOD = """
@@ -82,12 +84,57 @@ def test_invalid_n_is_refused(write, n, problem):
     (("    size: N - 1\n", "    size: N - 1\n    width: 2\n"), "components[1].width", 14,
      "unknown key"),
     (("name: Ring\n", ""), "name", None, "missing"),
-    (("n: {min: 6, multiple_of: 2}", "n: {min: 0, multiple_of: 2}"), "n.min", 2, ">= 1"),
+    (("n: {min: 6, multiple_of: 2}", "n: {min: 0, multiple_of: 2}"), "n.min", 2,
+     "between 1 and 1000000"),
+    (("n: {min: 6, multiple_of: 2}", "n: {min: 6, multiple_of: 99999999999999999999999}"),
+     "n.multiple_of", 2, "between 1 and 1000000"),
+    (("n: {min: 6, multiple_of: 2}", "n: {min: 6, multiple_of: 999983, square_of: g}"), "n", 2,
+     "smallest valid n is at most 1000000"),
+    (("  N: \"n / 2\"", "  N: \"n * 9223372036854775807\""), "quantities.N", 4, "integer overflow"),
+    (("  N: \"n / 2\"", "  N: \"n / (n - 6)\""), "quantities.N", 4, "division by zero"),
+    (("double E = D * N", "double E = D * (N % (N - 3))"), "constants[1]", 7, "division by zero"),
+    (("%in[j + N]\"", "%in[j + 9223372036854775807]\""), "components[0].code", 11,
+     "integer overflow"),
+    (("    size: N - 1\n", "    size: N - 1 + 0 * (1 / 0)\n"), "components[1]", 12,
+     "division by zero"),
+    (("  - first: N\n    size: N", "  - first: N\n    size: N\n    repeat: 9223372036854775807\n"
+      "    stride: 0"), "components[2].repeat", 17, "a repeat count between 0 and n"),
 ])
 def test_malformed_ivp(write, change, key, line, expected):
     assert change[0] in GOOD
     path = write("bad.ivp.yaml", GOOD.replace(*change, 1))
     expect_error(path, key=key, line=line, expected=expected)
+
+
+WAVE = (PROJECT_ROOT / "scenarios/ivps/Wave1D.ivp.yaml").read_text()
+
+
+@pytest.mark.parametrize("index", ["j + 99999999999999999999999", "j + 18446744073709551616",
+                                   "j - 9" + "9" * 5000])
+def test_an_index_beyond_64_bits_is_a_located_error(write, capsys, index):
+    text = WAVE.replace("c4 * %in[j + 4])", f"c4 * %in[{index}])", 1)
+    path = write("Big.ivp.yaml", text)
+    line = text.splitlines().index(next(x for x in text.splitlines() if index in x)) + 1
+    error = expect_error(path, key="components[0].code", line=line,
+                         expected="an integer literal of at most 9223372036854775807")
+    assert index[:20] in str(error.value)
+    assert main(["check", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"Big.ivp.yaml:{line}: key 'components[0].code'" in err and "an integer literal" in err
+
+
+@pytest.mark.parametrize("rule", [SizeRule(1, 12, "g"), SizeRule(5, 8, "g"), SizeRule(3, 7),
+                                  SizeRule(50, 1, "g"), SizeRule(1, 2 ** 3 * 3 ** 2 * 5, "g")])
+def test_next_valid_is_the_smallest_valid_size(rule):
+    for n in (1, 2, 35, 36, 37, 1000):
+        found = rule.next_valid(n)
+        assert rule.check(found) is None and found >= n
+        assert all(rule.check(m) for m in range(max(n, 1), found))
+
+
+def test_the_smallest_valid_size_may_reach_the_check_limit():
+    assert SizeRule(1, 1000, "g").next_valid(1) == 10000   # 100^2: 1000 divides g^2 from g = 100
+    assert SizeRule(CHECK_LIMIT, 1).samples()[0] == CHECK_LIMIT
 
 
 def test_repeated_blocks_cover_a_grid(write):

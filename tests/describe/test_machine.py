@@ -37,6 +37,12 @@ def test_broken_machine_file(write):
                  "a quantity in Hz", kind="machine")
     expect_error(write("m.yml", text.replace("cores per socket: 20\n", "")), "cores per socket",
                  None, "missing", kind="machine")
+    expect_error(write("m.yml", text.replace("clock: 2.4 GHz", "clock: 1e309 GHz")), "clock", 9,
+                 "a positive, finite quantity in Hz", kind="machine")
+    expect_error(write("m.yml", text.replace("clock: 2.4 GHz", "clock: " + "9" * 400)), "clock",
+                 9, "a positive, finite quantity in Hz", kind="machine")
+    expect_error(write("m.yml", text.replace("cacheline size: 64 B", "cacheline size: 0.5 B")),
+                 "cacheline size", 56, "a cache line of at least 1 B", kind="machine")
 
 
 def test_python_object_tags_are_refused_before_kerncraft_sees_them(tmp_path):

@@ -53,6 +53,9 @@ def test_good_method_and_default_m(write):
     (("b: [0.5, 0.5]", "b: [0.5, \"0.5; rm\"]"), "b[1]", 4, "statement separator"),
     (("b: [0.5, 0.5]", "b: [0.5, true]"), "b[1]", 4, "a number"),
     (("stages: 2", "stages: two"), "stages", 1, "an integer"),
+    (("b: [0.5, 0.5]", "b: [0.5, 99999999999999999999999]"), "b[1]", 4, "a point or an exponent"),
+    (("b: [0.5, 0.5]", "b: [0.5, \"(((1e308 * 10)))\"]"), "b[1]", 4, "finite"),
+    (('c: ["0.5 - sqrt(3.0) / 6.0"', 'c: ["1e300"'), "c[0]", 5, "row sum of A[0]"),
 ])
 def test_malformed_method(write, change, key, line, expected):
     path = write("bad.method.yaml", GOOD.replace(*change, 1))
@@ -64,6 +67,18 @@ def test_not_yaml(write):
     with pytest.raises(DescriptionError, match="valid YAML") as info:
         load(path)
     assert info.value.file == str(path)
+
+
+def test_order_conditions_that_overflow_fail(write):
+    """c_1 = 1e300 with b_1 = 0 passes B(2); c_1^2 overflows, and B(3) fails instead of crashing."""
+    path = write("huge.method.yaml", """
+        stages: 2
+        order: 3
+        A: [["1e300", 0], [0.25, 0.25]]
+        b: [0, 1]
+        c: ["1e300", 0.5]
+        """)
+    expect_error(path, key="order", line=2, expected="fails at k = 3")
 
 
 def test_order_is_checked_against_b_and_c(write):
