@@ -1,4 +1,4 @@
-"""Helpers the tests share: where ../shared is and how a located error is checked."""
+"""Helpers the tests share: the reference files they read and how a located error is checked."""
 
 from __future__ import annotations
 
@@ -6,11 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from hybridtune.describe.library import PROJECT_ROOT
 from hybridtune.describe.loader import load
 from hybridtune.errors import DescriptionError
 
-SHARED = PROJECT_ROOT.parent / "shared"
+# kerncraft's published machine files, Offsite's method files and the paper's description examples,
+# copied with their relative paths so that a clone of the project alone runs the tests
+SHARED = Path(__file__).resolve().parent / "data" / "shared"
 SHARED_METHODS = SHARED / "offsite-formats" / "methods"
 SHARED_MACHINES = SHARED / "machines"
 

@@ -21,7 +21,7 @@ def run(capsys, *argv):
 
 def test_check_ok(capsys):
     files = [SCENARIOS / "default.yaml", SCENARIOS / "ivps/Cusp.ivp.yaml",
-             SCENARIOS / "kernels/LC.kernel.yaml", PROJECT_ROOT.parent / "shared/machines/Zen2_EPYC-7452.yml"]
+             SCENARIOS / "kernels/LC.kernel.yaml", PROJECT_ROOT / "tests/data/shared/machines/Zen2_EPYC-7452.yml"]
     code, out, err = run(capsys, "check", *map(str, files))
     assert code == 0 and err == ""
     assert out.count("ok: ") == 4 and "(scenario default)" in out and "(ivp Cusp)" in out
@@ -61,7 +61,7 @@ def test_solve_json_and_out(capsys, tmp_path):
 
 def test_solve_with_method_and_ivp_paths(capsys):
     code, out, _ = run(capsys, "solve", "--method",
-                       str(PROJECT_ROOT.parent / "shared/offsite-formats/methods/radauIIA5.ode"),
+                       str(PROJECT_ROOT / "tests/data/shared/offsite-formats/methods/radauIIA5.ode"),
                        "--ivp", str(SCENARIOS / "ivps/Heat2D.ivp.yaml"), "-n", "16", "--t1",
                        "0.001", "--steps", "10", "--corrector-steps", "2")
     assert code == 0 and "Heat2D with radauIIA5 (m = 2), n = 16" in out
