@@ -15,7 +15,7 @@ from collections import deque
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 
 from hybridtune.errors import HybridtuneError
-from hybridtune.face.launch import POLL_S, Launch, wait_for
+from hybridtune.face.launch import POLL_S, Backoff, Launch, wait_for
 
 TAG_TASK, TAG_RESULT, TAG_STOP = 21, 22, 23
 
@@ -57,6 +57,7 @@ class NodeExecutor(Executor):
         self._local = ThreadPoolExecutor(max_workers=1, thread_name_prefix="node0")
         self._lock = threading.Lock()
         self._stopping = threading.Event()
+        self._wake = threading.Event()          # a task submitted or finished here
         self._sends: list = []
         self._thread = threading.Thread(target=self._progress, name="scheduler", daemon=True)
         self._thread.start()
@@ -67,9 +68,11 @@ class NodeExecutor(Executor):
         future: Future = Future()
         with self._lock:
             self._pending.append((future, fn, args))
+        self._wake.set()
         return future
 
-    def _dispatch(self) -> None:
+    def _dispatch(self) -> bool:
+        """Send waiting tasks to free nodes; whether any was sent."""
         assigned = []
         with self._lock:
             for leader in self.leaders:
@@ -87,10 +90,12 @@ class NodeExecutor(Executor):
                     lambda done: self._finish(0, done.result()))
             else:
                 self._sends.append(self.comm.isend((fn, args), dest=leader, tag=TAG_TASK))
+        return bool(assigned)
 
     def _finish(self, leader: int, outcome: tuple) -> None:
         with self._lock:
             future = self._busy.pop(leader)
+        self._wake.set()
         kind, value = outcome
         if kind == "ok":
             future.set_result(value)
@@ -99,15 +104,17 @@ class NodeExecutor(Executor):
 
     def _progress(self) -> None:
         from mpi4py import MPI
-        status = MPI.Status()
+        status, backoff = MPI.Status(), Backoff()
         while not self._stopping.is_set():
-            self._dispatch()
+            if self._dispatch():
+                backoff.active()
             self._sends = [request for request in self._sends if not request.Test()]
             if self.comm.Iprobe(source=MPI.ANY_SOURCE, tag=TAG_RESULT, status=status):
                 source = status.Get_source()
                 self._finish(source, self.comm.recv(source=source, tag=TAG_RESULT))
+                backoff.active()
             else:
-                time.sleep(POLL_S)
+                backoff.sleep(self._wake)
 
     def in_flight(self) -> int:
         with self._lock:
@@ -140,11 +147,12 @@ def release(launch: Launch, code: int) -> None:
 def serve(launch: Launch) -> int:
     """A rank other than 0: run the tasks rank 0 sends until it says stop; its exit code."""
     from mpi4py import MPI
-    comm, status = launch.comm, MPI.Status()
+    comm, status, backoff = launch.comm, MPI.Status(), Backoff()
     while True:
         if not comm.Iprobe(source=0, tag=MPI.ANY_TAG, status=status):
-            time.sleep(POLL_S)
+            backoff.sleep()
             continue
+        backoff.active()
         tag = status.Get_tag()
         message = comm.recv(source=0, tag=tag)
         if tag == TAG_STOP:

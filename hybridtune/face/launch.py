@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import threading
 import time
 from dataclasses import dataclass
 
@@ -18,6 +19,7 @@ from hybridtune.measure.provenance import hardware_identity, node_name
 MPI_MARKERS = ("PMI_RANK", "PMI_SIZE", "PMI_FD", "PMIX_RANK", "HYDI_CONTROL_FD",
                "OMPI_COMM_WORLD_SIZE")
 POLL_S = 0.01       # a waiting rank sleeps between non-blocking probes: mpich's blocking calls spin
+FIRST_POLL_S = 0.0002   # right after a message the next one is likely soon: sleep less, then more
 TAG_HELLO = 11
 
 
@@ -68,10 +70,32 @@ def _group(facts: list[tuple]) -> tuple:
                  for name, members in by_name.items())
 
 
+class Backoff:
+    """Sleeps between polls: short right after activity, doubling up to POLL_S while idle, so a
+    busy scheduler answers within a millisecond and an idle rank uses about 1% of a core."""
+
+    def __init__(self):
+        self.delay = FIRST_POLL_S
+
+    def active(self) -> None:
+        self.delay = FIRST_POLL_S
+
+    def sleep(self, wake: threading.Event | None = None) -> None:
+        """Sleep the current delay (or until wake is set), then double it."""
+        if wake is None:
+            time.sleep(self.delay)
+        elif wake.wait(self.delay):
+            wake.clear()
+            self.delay = FIRST_POLL_S
+            return
+        self.delay = min(POLL_S, 2 * self.delay)
+
+
 def wait_for(request) -> None:
     """Complete a non-blocking MPI request without spinning a core."""
+    backoff = Backoff()
     while not request.Test():
-        time.sleep(POLL_S)
+        backoff.sleep()
 
 
 def discover() -> Launch:

@@ -38,8 +38,8 @@ def test_tune_measures_each_shortlisted_variant_once_and_resumes(tune_store):
 
 
 def test_sigkill_mid_measurement_loses_only_the_one_in_flight(tune_store):
-    process = subprocess.Popen(tune_command(tune_store, "--budget", "1"), env=clean_env(),
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    process = subprocess.Popen(tune_command(tune_store, "--budget", "1", "--ci", "1e-6"),
+                               env=clean_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     wait_for_rows(tune_store, process, 2)
     process.kill()
     process.wait()
@@ -55,7 +55,8 @@ def test_sigkill_mid_measurement_loses_only_the_one_in_flight(tune_store):
 
 
 def test_sigterm_keeps_what_is_stored_and_exits_non_zero_within_seconds(tune_store):
-    process = subprocess.Popen(tune_command(tune_store, "--budget", "2"), env=clean_env(),
+    process = subprocess.Popen(tune_command(tune_store, "--budget", "2", "--ci", "1e-6"),
+                               env=clean_env(),
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     wait_for_rows(tune_store, process, 1)
     sent = time.monotonic()
@@ -66,11 +67,12 @@ def test_sigterm_keeps_what_is_stored_and_exits_non_zero_within_seconds(tune_sto
     assert "terminated by SIGTERM" in process.stderr.read()
     assert runners_of(process.pid) == []
     rows = measurement_rows(tune_store)
-    assert rows and all(row["status"] == "ok" for row in rows)   # the interrupted one is not a crash
+    assert rows and all(row["status"] == "ok" for row in rows)   # the interrupted one: no crash
 
 
 def test_time_limit_reports_what_is_left_exit_3_and_a_rerun_continues(tune_store):
-    done = run(tune_command(tune_store, "--budget", "1", "--time-limit", "4", "--json"))
+    done = run(tune_command(tune_store, "--budget", "1", "--ci", "1e-6", "--time-limit", "4",
+                                "--json"))
     assert done.returncode == 3, done.stderr
     [record] = json.loads(done.stdout)["configurations"]
     assert record["not_measured"] and record["measured_now"] + len(record["not_measured"]) == 6
