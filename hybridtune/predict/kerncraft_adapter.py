@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib.util
 import io
 import math
@@ -13,9 +14,16 @@ from importlib import metadata
 from pathlib import Path
 
 from hybridtune.describe.scenario import PREDICTION_MODELS as MODELS
+from hybridtune.errors import HybridtuneError
 
 POINTER_INCREMENT_FALLBACK = 8      # bytes: a scalar loop's store pointer step per iteration
+# the versions the run-time patches below were written for; pyproject.toml pins the same
+PINNED = {"kerncraft": "0.8.18", "osaca": "0.7.1"}
 _MACHINES: dict = {}
+
+
+class VersionError(HybridtuneError):
+    """kerncraft or OSACA is not the version the adapter's patches were written for."""
 
 
 @dataclass(frozen=True)
@@ -31,9 +39,33 @@ class KernelAnalysis:
     contributions: dict = field(default_factory=dict)
 
 
+def _installed_version(name: str) -> str | None:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+@functools.cache
+def check_versions() -> None:
+    """Refuse kerncraft and OSACA versions other than the pinned ones, from their installed
+    metadata (nothing is imported); checked once per process."""
+    found = {name: _installed_version(name) for name in PINNED}
+    if found == PINNED:
+        return
+    seen = " and ".join(f"{name} {version or 'not installed'}" for name, version in found.items())
+    wanted = " and ".join(f"{name} {version}" for name, version in PINNED.items())
+    pins = " ".join(f"{name}=={version}" for name, version in PINNED.items())
+    raise VersionError(f"found {seen}; expected {wanted}, the versions whose internals hybridtune "
+                       "patches at run time (hybridtune/predict/kerncraft_adapter.py): run "
+                       f"`make install` or `.venv/bin/pip install {pins}`")
+
+
 def versions() -> dict:
     """kerncraft's and OSACA's versions ('missing' where one cannot be found), without importing
-    them: importing kerncraft changes ruamel.yaml's resolvers for the whole process."""
+    them: importing kerncraft changes ruamel.yaml's resolvers for the whole process. Called before
+    any analysis, it refuses versions other than the pinned ones (check_versions)."""
+    check_versions()
     out = {}
     for name in ("kerncraft", "osaca"):
         try:
@@ -162,6 +194,7 @@ def analyse(code: str, folder: str, machine_path: str, samples: tuple, model: st
     The in-core analysis runs once and serves every sample. kerncraft writes intermediates beside
     the loop's file, so `folder` must be a folder of the project's own.
     """
+    check_versions()
     if model not in MODELS:
         return [KernelAnalysis("failed", model, n, f"unknown model {model!r}, expected one of "
                                f"{', '.join(MODELS)}") for n, _ in samples]

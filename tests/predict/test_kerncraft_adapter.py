@@ -5,12 +5,14 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import tomllib
 
 import pytest
 
 from hybridtune.describe.library import PROJECT_ROOT
 from hybridtune.describe.loader import load_named
-from hybridtune.predict.kerncraft_adapter import analyse, versions
+from hybridtune.predict import kerncraft_adapter
+from hybridtune.predict.kerncraft_adapter import PINNED, VersionError, analyse, versions
 from tests_support import SHARED_MACHINES
 
 SKYLAKE = str(PROJECT_ROOT / "data" / "machines" / "SkylakeSP_Gold-6148.yml")
@@ -82,3 +84,39 @@ def test_missing_osaca_is_reported_not_raised(tmp_path):
 def test_versions_name_both_tools():
     found = versions()
     assert found["kerncraft"] not in ("", "missing") and found["osaca"] not in ("", "missing")
+
+
+def test_pyproject_pins_the_versions_the_adapter_patches():
+    project = tomllib.loads((PROJECT_ROOT / "pyproject.toml").read_text())["project"]
+    pins = [f"{name}=={version}" for name, version in PINNED.items()]
+    assert set(pins) <= set(project["dependencies"])
+    assert versions() == PINNED
+
+
+@pytest.fixture
+def installed(monkeypatch):
+    """installed(kerncraft=..., osaca=...) fakes the installed versions (None: not installed)."""
+    def fake(**found):
+        monkeypatch.setattr(kerncraft_adapter, "_installed_version",
+                            lambda name: found.get(name, PINNED[name]))
+        kerncraft_adapter.check_versions.cache_clear()
+    yield fake
+    kerncraft_adapter.check_versions.cache_clear()
+
+
+@pytest.mark.parametrize("found, shown", [
+    ({"kerncraft": "0.8.19"}, "found kerncraft 0.8.19 and osaca 0.7.1"),
+    ({"osaca": "0.8.0"}, "found kerncraft 0.8.18 and osaca 0.8.0"),
+    ({"osaca": None}, "found kerncraft 0.8.18 and osaca not installed"),
+])
+def test_other_versions_are_refused_before_the_first_analysis(installed, tmp_path, found, shown):
+    # The environment holds the pinned versions, so another installed version can only be faked
+    # by replacing the adapter's metadata lookup.
+    installed(**found)
+    for start in (versions, lambda: analyse(TRIAD, str(tmp_path / "k"), SKYLAKE, SAMPLES[:1])):
+        with pytest.raises(VersionError) as info:
+            start()
+        message = str(info.value)
+        assert shown in message and "expected kerncraft 0.8.18 and osaca 0.7.1" in message
+        assert "make install" in message and "pip install kerncraft==0.8.18 osaca==0.7.1" in message
+    assert not (tmp_path / "k").exists()     # refused before kerncraft wrote anything
