@@ -11,19 +11,25 @@ import sys
 from hybridtune.errors import RequestError
 
 EXIT_INCOMPLETE = 3         # the time limit came first: rerun to continue
-EXIT_TERMINATED = 128 + signal.SIGTERM
+SHUTDOWN = (signal.SIGTERM, signal.SIGINT)
 
 
 class Terminated(Exception):
-    """SIGTERM (Slurm's time limit, scancel): stop, keep what is stored, exit non-zero."""
+    """SIGTERM (Slurm's time limit, scancel) or SIGINT (Ctrl-C): stop, keep what is stored,
+    exit non-zero (128 + the signal's number)."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.code = 128 + signum
 
 
-def _on_sigterm(signum, frame):
-    raise Terminated(signal.Signals(signum).name)
+def _on_signal(signum, frame):
+    raise Terminated(signum)
 
 
-def install_sigterm() -> None:
-    signal.signal(signal.SIGTERM, _on_sigterm)
+def install_handlers() -> None:
+    for signum in SHUTDOWN:
+        signal.signal(signum, _on_signal)
 
 
 def add_arguments(tune) -> None:
@@ -239,7 +245,7 @@ def tune_main(argv: list[str], parse, report_error) -> int:
     """Entry of `hybridtune tune` on every rank: rank 0 runs the command, the others serve it."""
     from hybridtune.face.executors import release, serve
     from hybridtune.face.launch import LaunchError, discover
-    install_sigterm()
+    install_handlers()
     try:
         launch = discover()
     except LaunchError as error:
@@ -249,15 +255,15 @@ def tune_main(argv: list[str], parse, report_error) -> int:
     if launch.rank != 0:
         try:
             return serve(launch)
-        except Terminated:
-            os._exit(EXIT_TERMINATED)
+        except Terminated as stop:
+            os._exit(stop.code)
     code = 2
     try:
         args = parse(argv)
         code = cmd_tune(args, launch)
-    except Terminated:
-        code = EXIT_TERMINATED
-        print("terminated by SIGTERM: the store keeps every finished measurement; rerun "
+    except Terminated as stop:
+        code = stop.code
+        print(f"stopped by {stop}: the store keeps every finished measurement; rerun "
               "the same command to continue", file=sys.stderr, flush=True)
     except SystemExit as exit_:
         code = exit_.code if isinstance(exit_.code, int) else 2
@@ -265,7 +271,7 @@ def tune_main(argv: list[str], parse, report_error) -> int:
         code = report_error(error)
     finally:
         release(launch, code)
-    if launch.size > 1 and code == EXIT_TERMINATED:
+    if launch.size > 1 and code > 128:
         sys.stdout.flush()
         os._exit(code)
     return code

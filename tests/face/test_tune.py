@@ -64,7 +64,7 @@ def test_sigterm_keeps_what_is_stored_and_exits_non_zero_within_seconds(tune_sto
     code = process.wait(timeout=30)
     assert time.monotonic() - sent < 10
     assert code == 128 + signal.SIGTERM
-    assert "terminated by SIGTERM" in process.stderr.read()
+    assert "stopped by SIGTERM" in process.stderr.read()
     assert runners_of(process.pid) == []
     rows = measurement_rows(tune_store)
     assert rows and all(row["status"] == "ok" for row in rows)   # the interrupted one: no crash
