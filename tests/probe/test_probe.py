@@ -19,8 +19,9 @@ from hybridtune.probe.core_model import (choose_osaca_architecture, flops_per_cy
                                            osaca_architectures, port_model)
 from hybridtune.probe.host_facts import CacheFacts, HostFacts, read_host_facts
 from hybridtune.probe.machine_file import write_machine_file
-from hybridtune.probe.probe import (BENCH_KERNELS, BandwidthPoint, level_footprints,
-                                      measure_bandwidth, probe_machine)
+from hybridtune.probe.probe import (BENCH_KERNELS, MEMORY_FACTOR, MEMORY_SHARE_LIMIT,
+                                      BandwidthPoint, level_footprints, measure_bandwidth,
+                                      probe_machine)
 from tests_support import SHARED_MACHINES
 
 KIB, MIB = 1 << 10, 1 << 20
@@ -63,6 +64,32 @@ def kerncraft_predict(machine_path: Path, kernel_path: Path, model_name: str, n:
     except SystemExit as exc:
         pytest.fail(f"kerncraft {model_name} exited ({exc.code}) with {machine_path.name}")
     return model.results
+
+
+PREFIXES = {"k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
+
+
+def written_bytes(text: str) -> tuple[float, float]:
+    """A size as the machine file writes it ('342.600788 MB'): its value in bytes, and half a unit
+    of its last written digit, the most the writer's rounding may have moved it."""
+    number, unit = text.split()
+    scale = PREFIXES.get(unit[0], 1.0) if len(unit) > 1 else 1.0
+    decimals = len(number.partition(".")[2])
+    return float(number) * scale, 0.5 * 10.0 ** -decimals * scale
+
+
+def assert_written_as(text: str, size: float) -> None:
+    """The written size is `size` to the precision it is written with (the probe keeps six
+    decimals of the largest decimal prefix, and fewer where they are zeros)."""
+    value, half_unit = written_bytes(text)
+    assert abs(value - size) <= half_unit * (1 + 1e-9), (text, size)
+
+
+def triad_length_beyond_caches(machine_path: Path) -> int:
+    """N for the triad whose three arrays together are 4 times the machine's whole last level
+    cache, and at least 10^7: its memory term is then not 0 on any host."""
+    last = load(machine_path).levels[-2]
+    return max(10_000_000, math.ceil(4 * last.size_bytes * (last.groups or 1) / (3 * 8)))
 
 
 # ---------------------------------------------------------------- facts
@@ -236,7 +263,9 @@ def test_footprints_lie_inside_each_level():
             assert below < footprint < capacity, (cache, c, footprint)
             below = capacity
         last = facts.caches[-1]
-        assert plan["MEM"][index] >= 4 * last.size_bytes * last.groups // facts.sockets
+        beyond = MEMORY_FACTOR * last.size_bytes * last.groups // facts.sockets
+        limit = int(MEMORY_SHARE_LIMIT * facts.available_memory_bytes)
+        assert plan["MEM"][index] == (min(beyond, limit) if limit else beyond)
 
 
 def synthetic_benchmark(calls: list):
@@ -273,15 +302,19 @@ def test_probe_with_a_synthetic_benchmark_writes_a_kerncraft_file(tmp_path):
     assert machine["cores per socket"] == facts.cores_per_socket
     hierarchy = machine["memory hierarchy"]
     assert [level["level"] for level in hierarchy] == list(plan)
-    for level, cache in zip(hierarchy, facts.caches):
-        assert float(level["size per group"]) == cache.size_bytes
+    for level, written, cache in zip(hierarchy, mapping["memory hierarchy"], facts.caches):
+        assert float(level["size per group"]) == written_bytes(written["size per group"])[0]
+        assert_written_as(written["size per group"], cache.size_bytes)
         policy = level["cache per group"]
         assert policy["sets"] * policy["ways"] * policy["cl_size"] == cache.size_bytes
     measured = machine["benchmarks"]["measurements"]
     for name, totals in plan.items():
         row = measured[name][1]
         assert row["cores"] == cores
-        assert [float(t) for t in row["total size"]] == pytest.approx(totals, rel=1e-6)
+        written = mapping["benchmarks"]["measurements"][name][1]["total size"]
+        assert [float(t) for t in row["total size"]] == [written_bytes(w)[0] for w in written]
+        for text, total in zip(written, totals):
+            assert_written_as(text, total)
         for kernel in BENCH_KERNELS:
             expected = [(1.0 + 0.1 * BENCH_KERNELS.index(kernel)) * c * 4e12 / t ** 0.5
                         for c, t in zip(cores, totals)]
@@ -345,8 +378,7 @@ def test_real_benchmark_on_small_footprints():
     assert points[0].bandwidth_Bps > points[1].bandwidth_Bps
     mapping = probe_machine(small_host(real), samples=1, min_seconds=0.002, rounds=1)
     memory = mapping["benchmarks"]["measurements"]["MEM"][1]
-    number, unit = memory["total size"][0].split()
-    assert unit == "MB" and float(number) * 1e6 == pytest.approx(4 * MIB // real.sockets)
+    assert_written_as(memory["total size"][0], 4 * MIB // real.sockets)
     assert all(float(v.split()[0]) > 0 for v in memory["results"]["triad"])
     with pytest.raises(HybridtuneError, match="unknown probe kernel"):
         measure_bandwidth("stream", 1, [16 * KIB])
@@ -380,10 +412,11 @@ def test_kerncraft_ecm_and_roofline_run_with_the_probed_file(probed, tmp_path):
     path = probed[0]
     kernel = tmp_path / "triad.c"
     kernel.write_text(TRIAD)
-    ecm = kerncraft_predict(path, kernel, "ECM", 10_000_000)
+    n = triad_length_beyond_caches(path)
+    ecm = kerncraft_predict(path, kernel, "ECM", n)
     assert ecm["T_comp"] > 0 and ecm["memory bandwidth"] > 0
     assert float(ecm["total cycles"]["cy/CL"]) >= ecm["cycles"][-1][1] > 0
-    roofline = kerncraft_predict(path, kernel, "RooflineFLOP", 10_000_000)
+    roofline = kerncraft_predict(path, kernel, "RooflineFLOP", n)
     assert roofline["mem bottlenecks"][-1]["bandwidth"] > 0
     assert roofline["bottleneck level"] == len(roofline["mem bottlenecks"]) - 1
     update = tmp_path / "update.c"
