@@ -136,7 +136,8 @@ def _request(scenario, strategy, options, args, limit, shard):
 
 def _run(request, store, launch, args):
     from hybridtune.face.cli_tuning import offline_summary
-    from hybridtune.face.executors import InlineExecutor, NodeExecutor
+    from hybridtune.face.executors import InlineExecutor, NodeExecutor, PooledExecutor
+    from hybridtune.predict.kerncraft_adapter import worker_environment
     from hybridtune.face.progress import Progress
     from hybridtune.face.tuning import tune
     from hybridtune.report.ranking import ranking_lines
@@ -153,9 +154,12 @@ def _run(request, store, launch, args):
         print("\n".join(lines + [plan_line(plan)]), file=out, flush=True)
 
     executor = InlineExecutor() if launch.size == 1 else NodeExecutor(launch)
+    analyses = None if launch.size == 1 else PooledExecutor(
+        NodeExecutor(launch, slots=lambda node: len(node.cores)), worker_environment)
     try:
         return tune(request, store, executor, len(os.sched_getaffinity(0)),
                     launch.nodes[0].hardware_id, on_predicted=predicted, on_planned=planned,
+                    analysis_executor=analyses,
                     on_result=lambda plan, row: progress.advance(measured_note(row)),
                     on_phase=progress.start,
                     on_analysis=lambda job, results: progress.advance(job.names[0]),
@@ -163,6 +167,8 @@ def _run(request, store, launch, args):
     finally:
         progress.close()
         executor.shutdown(wait=False, cancel_futures=True)
+        if analyses is not None:
+            analyses.shutdown(wait=False, cancel_futures=True)
 
 
 def _finish(result, strategy, args) -> int:

@@ -1,23 +1,28 @@
-"""Executors that run the pipeline's tasks: in this process, or one task at a time per node of an MPI job.
+"""Executors that run the pipeline's tasks: in this process, or spread over the nodes of an MPI job.
 
-Rank 0 schedules: tasks wait in submission order and go to the first free node; the node of rank 0
-runs its task in a thread of rank 0, every other node's first rank runs `serve`. No rank blocks in
-an MPI call: messages are probed and requests tested between sleeps of POLL_S, so a waiting rank
-uses about 1% of a core, and signal handlers run within POLL_S.
+Rank 0 schedules: tasks wait in submission order and go to the first node with a free slot (one
+slot per node for timings, one per core for analyses); the node of rank 0 runs its tasks in threads
+of rank 0, every other node's first rank runs `serve`. No rank blocks in an MPI call: messages are
+probed and requests tested between short sleeps that grow to POLL_S while idle, so a waiting rank
+uses about 1% of a core and signal handlers run promptly.
 """
 
 from __future__ import annotations
 
+import itertools
+import os
 import threading
 import time
 import traceback
 from collections import deque
-from concurrent.futures import Executor, Future, ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 
 from hybridtune.errors import HybridtuneError
 from hybridtune.face.launch import POLL_S, Backoff, Launch, wait_for
 
-TAG_TASK, TAG_RESULT, TAG_STOP = 21, 22, 23
+TAG_STOP = 3
+TAG_BASES = itertools.count(100, 10)    # each NodeExecutor its own pair of tags: task, result
+_POOLS: dict = {}                      # initializer -> this rank's process pool (see in_process)
 
 
 class RemoteTaskError(HybridtuneError):
@@ -38,6 +43,29 @@ class InlineExecutor(Executor):
         return future
 
 
+def in_process(initializer, fn, args):
+    """Run fn(*args) in this rank's process pool (one process per usable core, started once)."""
+    pool = _POOLS.get(initializer)
+    if pool is None:
+        pool = _POOLS[initializer] = ProcessPoolExecutor(
+            max_workers=len(os.sched_getaffinity(0)), initializer=initializer)
+    return pool.submit(fn, *args).result()
+
+
+class PooledExecutor(Executor):
+    """Tasks run in a process pool on whichever node takes them (kerncraft analyses)."""
+
+    def __init__(self, nodes: Executor, initializer=None):
+        self.nodes = nodes
+        self.initializer = initializer
+
+    def submit(self, fn, /, *args, **kwargs) -> Future:
+        return self.nodes.submit(in_process, self.initializer, fn, args)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        self.nodes.shutdown(wait=wait, cancel_futures=cancel_futures)
+
+
 def _outcome(fn, args) -> tuple:
     try:
         return "ok", fn(*args)
@@ -46,18 +74,21 @@ def _outcome(fn, args) -> tuple:
 
 
 class NodeExecutor(Executor):
-    """Rank 0's executor over the job's nodes: at most one task in flight per node."""
+    """Rank 0's executor over the job's nodes: at most `slots(node)` tasks in flight per node."""
 
-    def __init__(self, launch: Launch):
+    def __init__(self, launch: Launch, slots=lambda node: 1):
         self.comm = launch.comm
-        self.leaders = [node.ranks[0] for node in launch.nodes]
-        self.capacity = len(self.leaders)
+        self.slots = {node.ranks[0]: max(1, slots(node)) for node in launch.nodes}
+        self.capacity = sum(self.slots.values())
+        self.tag = next(TAG_BASES)
+        self._ids = itertools.count()
         self._pending: deque = deque()
-        self._busy: dict[int, Future] = {}       # leader rank -> its task's future
-        self._local = ThreadPoolExecutor(max_workers=1, thread_name_prefix="node0")
+        self._busy: dict[int, Future] = {}              # task id -> future
+        self._where: dict[int, int] = {}                # task id -> leader rank
+        self._local = ThreadPoolExecutor(max_workers=self.slots[0], thread_name_prefix="node0")
         self._lock = threading.Lock()
         self._stopping = threading.Event()
-        self._wake = threading.Event()          # a task submitted or finished here
+        self._wake = threading.Event()                  # a task submitted or finished here
         self._sends: list = []
         self._thread = threading.Thread(target=self._progress, name="scheduler", daemon=True)
         self._thread.start()
@@ -71,30 +102,32 @@ class NodeExecutor(Executor):
         self._wake.set()
         return future
 
+    def _free(self, leader: int) -> bool:
+        return sum(1 for where in self._where.values() if where == leader) < self.slots[leader]
+
     def _dispatch(self) -> bool:
-        """Send waiting tasks to free nodes; whether any was sent."""
+        """Send waiting tasks to nodes with a free slot; whether any was sent."""
         assigned = []
         with self._lock:
-            for leader in self.leaders:
-                if not self._pending:
-                    break
-                if leader in self._busy:
-                    continue
-                future, fn, args = self._pending.popleft()
-                if future.set_running_or_notify_cancel():
-                    self._busy[leader] = future
-                    assigned.append((leader, fn, args))
-        for leader, fn, args in assigned:
+            for leader in self.slots:
+                while self._pending and self._free(leader):
+                    future, fn, args = self._pending.popleft()
+                    if future.set_running_or_notify_cancel():
+                        task = next(self._ids)
+                        self._busy[task], self._where[task] = future, leader
+                        assigned.append((task, leader, fn, args))
+        for task, leader, fn, args in assigned:
             if leader == 0:
                 self._local.submit(_outcome, fn, args).add_done_callback(
-                    lambda done: self._finish(0, done.result()))
+                    lambda done, task=task: self._finish(task, done.result()))
             else:
-                self._sends.append(self.comm.isend((fn, args), dest=leader, tag=TAG_TASK))
+                self._sends.append(self.comm.isend((task, fn, args), dest=leader, tag=self.tag))
         return bool(assigned)
 
-    def _finish(self, leader: int, outcome: tuple) -> None:
+    def _finish(self, task: int, outcome: tuple) -> None:
         with self._lock:
-            future = self._busy.pop(leader)
+            future = self._busy.pop(task)
+            leader = self._where.pop(task)
         self._wake.set()
         kind, value = outcome
         if kind == "ok":
@@ -109,9 +142,9 @@ class NodeExecutor(Executor):
             if self._dispatch():
                 backoff.active()
             self._sends = [request for request in self._sends if not request.Test()]
-            if self.comm.Iprobe(source=MPI.ANY_SOURCE, tag=TAG_RESULT, status=status):
-                source = status.Get_source()
-                self._finish(source, self.comm.recv(source=source, tag=TAG_RESULT))
+            if self.comm.Iprobe(source=MPI.ANY_SOURCE, tag=self.tag + 1, status=status):
+                task, outcome = self.comm.recv(source=status.Get_source(), tag=self.tag + 1)
+                self._finish(task, outcome)
                 backoff.active()
             else:
                 backoff.sleep(self._wake)
@@ -145,17 +178,31 @@ def release(launch: Launch, code: int) -> None:
 
 
 def serve(launch: Launch) -> int:
-    """A rank other than 0: run the tasks rank 0 sends until it says stop; its exit code."""
+    """A rank other than 0: run the tasks rank 0 sends (as many at once as it sends) until it says
+    stop; its exit code."""
     from mpi4py import MPI
     comm, status, backoff = launch.comm, MPI.Status(), Backoff()
-    while True:
-        if not comm.Iprobe(source=0, tag=MPI.ANY_TAG, status=status):
-            backoff.sleep()
-            continue
-        backoff.active()
-        tag = status.Get_tag()
-        message = comm.recv(source=0, tag=tag)
-        if tag == TAG_STOP:
-            return int(message)
-        fn, args = message
-        wait_for(comm.isend(_outcome(fn, args), dest=0, tag=TAG_RESULT))
+    running: dict = {}          # future -> (task id, result tag)
+    sends: list = []
+    threads = ThreadPoolExecutor(max_workers=len(os.sched_getaffinity(0)) + 1)
+    try:
+        while True:
+            for future in [f for f in running if f.done()]:
+                task, tag = running.pop(future)
+                sends.append(comm.isend((task, future.result()), dest=0, tag=tag))
+                backoff.active()
+            sends = [request for request in sends if not request.Test()]
+            if not comm.Iprobe(source=0, tag=MPI.ANY_TAG, status=status):
+                backoff.sleep()
+                continue
+            backoff.active()
+            tag = status.Get_tag()
+            message = comm.recv(source=0, tag=tag)
+            if tag == TAG_STOP:
+                for request in sends:
+                    wait_for(request)
+                return int(message)
+            task, fn, args = message
+            running[threads.submit(_outcome, fn, args)] = (task, tag + 1)
+    finally:
+        threads.shutdown(wait=False, cancel_futures=True)   # a stopped job does not wait for them

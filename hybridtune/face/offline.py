@@ -124,14 +124,15 @@ def barrier_fit(scenario: Scenario, max_threads: int, store, measure: bool = Tru
 
 def predict_scenario(scenario: Scenario, n: int | None = None, threads: list[int] | None = None,
                      store=None, workers: int | None = None, on_loop=None, on_analyses=None,
-                     dry_run: bool = False) -> OfflineResult:
+                     dry_run: bool = False, executor=None) -> OfflineResult:
     """Rank the scenario's pool for every configuration; kernel analyses come from the store
     where it has them, the rest run in parallel and are stored as each finishes.
 
     on_analyses(count) is told how many analyses are about to run, on_loop(job, results) of each
     one done. A dry run analyses and measures nothing and writes nothing (store may be a reader):
     variants of loops without a stored prediction are then not ranked, and `missing` counts the
-    analyses that would have run."""
+    analyses that would have run. executor (default: a process pool of `workers`) runs the
+    analyses, for instance spread over the nodes of a job."""
     machine = scenario.machine
     versions = kerncraft_adapter.versions()
     configs = list(configurations(scenario, n, threads))
@@ -168,7 +169,7 @@ def predict_scenario(scenario: Scenario, n: int | None = None, threads: list[int
             if on_loop:
                 on_loop(job, results)
 
-        analyses += run_analyses(todo, machine, scenario.model, workers, on_job=finished)
+        analyses += run_analyses(todo, machine, scenario.model, workers, executor, on_job=finished)
         known = region_predictions(rows)
         for job in jobs.values():
             for region in job.regions:

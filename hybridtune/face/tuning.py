@@ -267,18 +267,18 @@ def retime(executor, plans: list, rows: dict, new: dict, options: MeasureOptions
 
 def tune(request: TuneRequest, store, executor, workers: int, hardware_id: str,
          on_predicted=None, on_planned=None, on_result=None, on_phase=None,
-         on_analysis=None, on_built=None) -> TuneResult:
+         on_analysis=None, on_built=None, analysis_executor=None) -> TuneResult:
     """Run the whole pipeline; rank 0 only (the executor reaches the other nodes).
 
     The callbacks tell the face what happens: on_phase(name, total) as analyses, builds and
     measurements start, on_analysis(job, results), on_built(count) and on_result(plan, row) as
-    they end,
+    they end; analysis_executor (default: a process pool here) runs the kerncraft analyses,
     on_predicted(offline) and on_planned(plan) with the rankings and shortlists."""
     started = time.monotonic()
     deadline = started + request.time_limit_s if request.time_limit_s else None
     offline = predict_scenario(
         request.scenario, request.n, list(request.threads or []) or None, store, workers,
-        on_loop=on_analysis,
+        on_loop=on_analysis, executor=analysis_executor,
         on_analyses=(lambda count: on_phase("kerncraft analyses", count)) if on_phase else None)
     t_predict = time.monotonic() - started
     if on_predicted:

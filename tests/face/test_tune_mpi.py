@@ -117,16 +117,16 @@ def test_a_measuring_rank_starts_a_nested_mpi_program_of_its_own():
     own: child_environment strips the parent's PMI and Slurm variables, mpiexec -launcher fork
     starts its ranks locally."""
     parent = (
-        "import json, subprocess, sys, os\n"
+        "import json, os, re, subprocess, sys\n"
         "from mpi4py import MPI\n"
         "from hybridtune.measure.launch_env import child_environment, nested_mpi_command\n"
-        "child = 'from mpi4py import MPI; print(MPI.COMM_WORLD.Get_size())'\n"
+        "child = 'from mpi4py import MPI; print(f\"world={MPI.COMM_WORLD.Get_size()};\")'\n"
         "if MPI.COMM_WORLD.Get_rank() == 0:\n"
         "    out = subprocess.run(nested_mpi_command(2, [sys.executable, '-c', child]),\n"
         "                         env=child_environment(os.environ), capture_output=True,\n"
         "                         text=True, timeout=60)\n"
         "    print(json.dumps({'parent': MPI.COMM_WORLD.Get_size(), 'code': out.returncode,\n"
-        "                      'child': out.stdout.split()}))\n")
+        "                      'child': re.findall(r'world=(\\d+);', out.stdout)}))\n")
     done = subprocess.run([str(BIN / "mpiexec"), "-n", "2", sys.executable, "-c", parent],
                           capture_output=True, text=True, timeout=120, env=clean_env())
     assert done.returncode == 0, done.stderr
