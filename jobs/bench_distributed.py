@@ -250,7 +250,7 @@ def _medians(store_path: Path) -> dict:
         frame = store.frame("measurements")
     out: dict = {}
     for row in frame.to_dict("records"):
-        if row["status"] == "ok" and not row["message"].startswith("re-timed"):
+        if row["status"] == "ok" and row["timing"] == "alone":
             out.setdefault(row["ivp"], {}).setdefault(row["id"], row["median_s"])
     return out
 

@@ -62,7 +62,7 @@ def first_timings(rows: list[dict]) -> dict:
     """id -> count of ordinary measurements (re-timings of close contenders left out)."""
     counts: dict = {}
     for row in rows:
-        if not row["message"].startswith("re-timed interleaved"):
+        if row["timing"] == "alone":
             counts[row["id"]] = counts.get(row["id"], 0) + 1
     return counts
 

@@ -146,9 +146,11 @@ def _run(request, store, launch, args):
     out = sys.stderr if args.json else sys.stdout
 
     def predicted(offline):
+        progress.close()
         print(offline_summary(request.scenario, offline), file=out, flush=True)
 
     def planned(plan):
+        progress.close()
         lines = ranking_lines(plan.configuration, list(plan.ranking), list(plan.shortlisted),
                               args.head)
         print("\n".join(lines + [plan_line(plan)]), file=out, flush=True)
@@ -162,13 +164,18 @@ def _run(request, store, launch, args):
                     analysis_executor=analyses,
                     on_result=lambda plan, row: progress.advance(measured_note(row)),
                     on_phase=progress.start,
-                    on_analysis=lambda job, results: progress.advance(job.names[0]),
+                    on_analysis=lambda job, results: progress.advance(analysis_note(job)),
                     on_built=lambda count: progress.advance(count=count))
     finally:
         progress.close()
         executor.shutdown(wait=False, cancel_futures=True)
         if analyses is not None:
             analyses.shutdown(wait=False, cancel_futures=True)
+
+
+def analysis_note(job) -> str:
+    """template/variant[/IVP]/part of a kerncraft analysis, for progress lines."""
+    return "/".join(part for part in job.names[0].split("/") if part)
 
 
 def _finish(result, strategy, args) -> int:
@@ -185,13 +192,15 @@ def _finish(result, strategy, args) -> int:
     for note in thread_notes(records):
         print(note, file=out)
     left = sum(len(outcome.not_measured) for outcome in result.outcomes)
-    print(f"predict {result.t_predict_s:.1f} s, build {result.t_build_s:.1f} s, measure "
+    print(f"predict {result.t_predict_s:.1f} s, plan {result.t_plan_s:.1f} s, build "
+          f"{result.t_build_s:.1f} s, measure "
           f"{result.t_measure_s:.1f} s, wall {result.wall_s:.1f} s"
           + (f"; {left} variant(s) not measured before the time limit: rerun to continue"
              if left else ""), file=out, flush=True)
     if args.json:
         print(json.dumps({"configurations": records, "complete": result.complete,
-                          "t_predict_s": result.t_predict_s, "t_build_s": result.t_build_s,
+                          "t_predict_s": result.t_predict_s, "t_plan_s": result.t_plan_s,
+                          "t_build_s": result.t_build_s,
                           "t_measure_s": result.t_measure_s, "wall_s": result.wall_s}, indent=1))
     return 0 if result.complete else EXIT_INCOMPLETE
 
@@ -223,12 +232,19 @@ def _dry_run(request, args, launch) -> int:
           f"workers); {offline.barrier_note}")
     if offline.missing:
         bound = {"top_k": request.strategy.k, "random": request.strategy.k}
+        most = 0
         for ranking in offline.rankings:
             config = ranking.configuration
-            most = bound.get(request.strategy.name, len(ranking.predictions))
+            count = min(len(ranking.predictions),
+                        bound.get(request.strategy.name, len(ranking.predictions)))
+            most += count
             print(f"  {config.method.name} {config.ivp.name} n={config.n} threads="
                   f"{config.threads}: shortlist known once predicted; {request.strategy.spelling}"
-                  f" measures up to {most} of {len(ranking.predictions)}")
+                  f" measures at most {count} of {len(ranking.predictions)}")
+        measure_s = most * task_cost(request.options) / nodes
+        print(f"  measurements: at most {most} (at most {measure_s:.0f} s at --budget "
+              f"{request.options.budget_s:g} on {nodes} node(s), builds besides); "
+              f"{request.strategy.spelling} usually keeps a few percent of the pool")
         return 0
     plans = plan_configurations(request, offline.rankings, stored, launch.nodes[0].hardware_id)
     builds = {task.generated.code for plan in plans for task in plan.tasks

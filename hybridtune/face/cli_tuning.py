@@ -29,8 +29,10 @@ def open_store(path: str | None, scenario, command: str, extra: dict | None = No
 
 def check_timing(args) -> None:
     """--ci and --budget of the commands that measure."""
-    if not 0 < args.ci < 1 or not args.budget > 0:
-        raise RequestError("--ci: expected a fraction in (0, 1); --budget: expected seconds > 0")
+    if not 0 < args.ci < 1:
+        raise RequestError(f"--ci {args.ci:g}: expected a fraction in (0, 1)")
+    if not args.budget > 0:
+        raise RequestError(f"--budget {args.budget:g}: expected seconds > 0")
 
 
 def check_selection(args) -> None:

@@ -39,7 +39,7 @@ class Progress:
     def advance(self, note: str = "", count: int = 1) -> None:
         self._done += count
         if self._bar is not None:
-            self._bar.update(self._task, advance=count, note=note[:40])
+            self._bar.update(self._task, advance=count, note=note[:50])
         elif self._total and (time.monotonic() - self._last >= self.interval_s
                               or self._done == self._total):
             self._line(f"{self._label}: {self._done} of {self._total}"

@@ -15,11 +15,12 @@ from hybridtune.generate.pool import pool_for
 from hybridtune.measure.provenance import build_identity, code_sha256
 from hybridtune.measure.runner import (MeasureOptions, MeasureTask, Measurement, measure,
                                        retime_interleaved)
-from hybridtune.measure.tasks import plan_tasks, prebuild
+from hybridtune.measure.tasks import plan_tasks, prebuild, with_reference
 from hybridtune.prune.shortlist import shortlist
 
 FINAL_FAILURES = ("compile_error", "crash", "wrong_result")
 RETIME_MAX = 8          # contenders re-timed interleaved per configuration
+BUILD_CHUNK = 8         # variants a node compiles per task (with all its cores)
 SECONDS_PER_ANALYSIS = 2.0      # estimates for --dry-run, measured on a 2-core VM
 SECONDS_PER_BUILD = 1.5
 SECONDS_PER_MEASUREMENT_OVERHEAD = 0.5
@@ -71,6 +72,7 @@ class TuneResult:
     offline: object
     complete: bool
     t_predict_s: float
+    t_plan_s: float                 # shortlists, generated C, reference states
     t_build_s: float
     t_measure_s: float
     wall_s: float
@@ -133,7 +135,8 @@ def plan_configurations(request: TuneRequest, rankings, stored: dict, hardware_i
         predictions = list(ranking.predictions)
         picked = in_shard(shortlist(predictions, request.strategy), request.shard)
         pool = pools[config.method.name]
-        tasks = plan_tasks(request.scenario, config, [pool[p.id] for p in picked], request.options)
+        tasks = plan_tasks(request.scenario, config, [pool[p.id] for p in picked], request.options,
+                           reference=False)
         reused, todo = {}, []
         for prediction, task in zip(picked, tasks):
             row = None if request.fresh else stored.get(task_key(task, build_id, hardware_id))
@@ -143,7 +146,8 @@ def plan_configurations(request: TuneRequest, rankings, stored: dict, hardware_i
                 todo.append((prediction.predicted_s, task))
         todo.sort(key=lambda pair: -pair[0])
         plans.append(Plan(config, tuple(predictions), tuple(picked), len(pool), reused,
-                          tuple(task for _, task in todo),
+                          tuple(with_reference([task for _, task in todo], config,
+                                               request.options)),
                           {p.id: task for p, task in zip(picked, tasks)}))
     return plans
 
@@ -156,11 +160,9 @@ def build_batch(codes: list[str]) -> int:
 
 
 def spread_builds(executor, codes: list[str], on_built=None) -> None:
-    """Every node compiles a share of the variants before any is timed."""
-    if not codes:
-        return
-    shares = max(1, min(executor.capacity, len(codes)))
-    futures = [executor.submit(build_batch, codes[i::shares]) for i in range(shares)]
+    """The nodes compile the variants, BUILD_CHUNK at a time each, before any is timed."""
+    futures = [executor.submit(build_batch, codes[i:i + BUILD_CHUNK])
+               for i in range(0, len(codes), BUILD_CHUNK)]
     for future in futures:
         built = future.result()
         if on_built:
@@ -247,15 +249,20 @@ def contenders(plan: Plan, rows: dict) -> list[str]:
 
 
 def retime(executor, plans: list, rows: dict, new: dict, options: MeasureOptions,
-           collector: Collector, deadline: float | None) -> dict:
+           collector: Collector, deadline: float | None, on_phase=None) -> dict:
     """Re-time, interleaved on one node, the close contenders of every configuration that got new
     measurements, so that differences between nodes never decide."""
+    groups = {index: contenders(plan, rows[index]) for index, plan in enumerate(plans)
+              if new[index]}
+    groups = {index: ids for index, ids in groups.items() if ids}
+    if on_phase:
+        on_phase("re-timing close contenders", sum(len(ids) for ids in groups.values()))
     futures = {}
-    for index, plan in enumerate(plans):
-        ids = contenders(plan, rows[index]) if new[index] else []
-        if not ids or deadline is not None and time.monotonic() + 2 * len(ids) > deadline:
+    for index, ids in groups.items():
+        if deadline is not None and time.monotonic() + 2 * len(ids) > deadline:
             continue
-        futures[executor.submit(retime_task, [plan.all_tasks[i] for i in ids], options)] = index
+        futures[executor.submit(retime_task, [plans[index].all_tasks[i] for i in ids],
+                                options)] = index
     retimed: dict = {index: {} for index in range(len(plans))}
     for future, index in futures.items():
         for measurement in future.result():
@@ -283,7 +290,9 @@ def tune(request: TuneRequest, store, executor, workers: int, hardware_id: str,
     t_predict = time.monotonic() - started
     if on_predicted:
         on_predicted(offline)
+    mark = time.monotonic()
     plans = plan_configurations(request, offline.rankings, stored_rows(store), hardware_id)
+    t_plan = time.monotonic() - mark
     for plan in plans:
         if on_planned:
             on_planned(plan)
@@ -299,9 +308,9 @@ def tune(request: TuneRequest, store, executor, workers: int, hardware_id: str,
     collector = Collector(store, on_result)
     new, left = run_tasks(executor, plans, request.options, collector, deadline)
     rows = [{**plan.reused, **new[index]} for index, plan in enumerate(plans)]
-    retimed = retime(executor, plans, rows, new, request.options, collector, deadline)
+    retimed = retime(executor, plans, rows, new, request.options, collector, deadline, on_phase)
     t_measure = time.monotonic() - mark
     outcomes = tuple(Outcome(plan, rows[index], len(new[index]), tuple(left[index]),
                              retimed[index]) for index, plan in enumerate(plans))
-    return TuneResult(outcomes, offline, not any(left.values()), t_predict, t_build, t_measure,
-                      time.monotonic() - started)
+    return TuneResult(outcomes, offline, not any(left.values()), t_predict, t_plan, t_build,
+                      t_measure, time.monotonic() - started)

@@ -77,6 +77,7 @@ class Measurement:
     hardware: dict = field(default_factory=dict, compare=False)
     ci_target: float | None = None
     budget_s: float | None = None
+    timing: str = "alone"       # or "interleaved": re-timed in turn with close contenders
 
     @property
     def interrupted(self) -> bool:
@@ -294,5 +295,6 @@ def retime_interleaved(tasks: list[MeasureTask], options: MeasureOptions = Measu
             **_provenance(task, options), status="ok", median_s=median, ci_low_s=low,
             ci_high_s=high, ci_rel=relative_half_width(median, low, high),
             repetitions=len(samples[task]), steps_per_repetition=steps[task],
+            timing="interleaved",
             message=f"re-timed interleaved with {len(tasks) - 1} other variant(s)")
     return [results[task] for task in tasks]

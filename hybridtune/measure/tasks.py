@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 
 import numpy as np
 
@@ -43,18 +44,30 @@ def reference_after(method, ivp, n: int, h: float, steps: int) -> np.ndarray:
 
 
 def plan_tasks(scenario: Scenario, config: Configuration, variants: list[Variant],
-               options: MeasureOptions = MeasureOptions()) -> list[MeasureTask]:
-    """One task per variant: its C for this configuration and the reference it must match."""
+               options: MeasureOptions = MeasureOptions(), reference: bool = True
+               ) -> list[MeasureTask]:
+    """One task per variant: its C for this configuration and (unless reference is False: then
+    with_reference adds it to the tasks that run) the reference state it must match."""
     skeletons = {s.name: s for s in scenario.skeletons}
     h = stable_step(config.ivp, config.n)
-    reference = reference_after(config.method, config.ivp, config.n, h, options.check_steps)
+    state = reference_after(config.method, config.ivp, config.n, h, options.check_steps) \
+        if reference else None
     fixed_n = config.n if scenario.specialise_n else None
     return [MeasureTask(generate_variant(variant, skeletons[variant.skeleton],
                                          scenario.template_map, config.method, config.ivp,
                                          fixed_n),
-                        config.method.name, config.ivp.name, config.n, config.threads, h,
-                        reference)
+                        config.method.name, config.ivp.name, config.n, config.threads, h, state)
             for variant in variants]
+
+
+def with_reference(tasks: list[MeasureTask], config: Configuration,
+                   options: MeasureOptions = MeasureOptions()) -> list[MeasureTask]:
+    """The tasks (all of one configuration) with the reference state they must match, computed
+    once."""
+    if not tasks:
+        return []
+    state = reference_after(config.method, config.ivp, config.n, tasks[0].h, options.check_steps)
+    return [replace(task, reference=state) for task in tasks]
 
 
 def prebuild(codes: list[str], workers: int | None = None) -> None:

@@ -7,10 +7,10 @@ from hybridtune.report.ranking import configuration_title
 
 def measured_note(row: dict) -> str:
     """A measurement in a few words, for progress lines."""
+    where = f"{row['ivp']} n={row['n']} t={row['threads']}"
     if row["status"] == "ok":
-        return f"{row['id'][:40]} {row['ivp']} n={row['n']} t={row['threads']}: " \
-               f"{row['median_s']:.3e} s/step"
-    return f"{row['id'][:40]} {row['ivp']} n={row['n']} t={row['threads']}: {row['status']}"
+        return f"{where}: {row['median_s']:.3e} s/step {row['id']}"
+    return f"{where}: {row['status']} {row['id']}"
 
 
 def plan_line(plan) -> str:

@@ -19,7 +19,7 @@ from hybridtune.store.snapshot import read_snapshot
 
 # A measurement is valid for its code, size, threads, build and hardware; rows of upgraded stores
 # have no provenance and are told apart as schema 2 did.
-MEASUREMENT_KEY = ("code_sha256", "n", "threads", "build_id", "hardware_id")
+MEASUREMENT_KEY = ("code_sha256", "n", "threads", "build_id", "hardware_id", "timing")
 PROVENANCE = ("code_sha256", "build_id", "hardware_id")
 LEGACY_MEASUREMENT_KEY = ("id", "method", "ivp", "n", "threads", "node")
 
@@ -125,7 +125,8 @@ def merge_stores(paths: Iterable[str | Path], out: str | Path,
     runs: every run_id once (the provenance of every run). prediction_sets: every digest once.
     measurements: of the rows with status ok and the same key (code_sha256, n, threads, build_id,
     hardware_id), the one with the narrowest ci_rel (NaN counts as widest; the first of equals),
-    the others superseded; of failed rows (status other than ok), one per key and status; a row
+    the others superseded (a first timing and an interleaved re-timing are kept apart: `timing` is
+    part of the key); of failed rows (status other than ok), one per key and status; a row
     without provenance (from an upgraded store) is keyed by (id, method, ivp, n, threads, node).
     Every table: rows equal in all columns but run_id, once (the first). The merged store has a new
     store_id and one more runs row, for the merge itself: command "store merge", extra

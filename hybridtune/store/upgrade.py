@@ -31,7 +31,7 @@ def _add_prediction_sets(tables: Columns) -> Columns:
 
 
 MEASUREMENT_PROVENANCE = ("code_sha256", "generator_version", "build_id", "compiler",
-                          "compiler_flags", "hardware_id")
+                          "compiler_flags", "hardware_id", "timing")
 
 
 def _threads_and_provenance(tables: Columns) -> Columns:

@@ -86,7 +86,7 @@ def test_time_limit_reports_what_is_left_exit_3_and_a_rerun_continues(tune_store
 @pytest.mark.parametrize("extra, message", [
     (["--strategy", "best:3"], "--strategy best:3: expected a strategy"),
     (["--time-limit", "0"], "--time-limit 0: expected seconds > 0"),
-    (["--budget", "0"], "--budget: expected seconds > 0"),
+    (["--budget", "0"], "--budget 0: expected seconds > 0"),
     (["--threads", "999"], "threads 999: expected at most"),
     (["--shard", "2/2"], "--shard 2/2: expected I/N"),
 ])

@@ -34,7 +34,7 @@ FIT = dict(kind="omp_barrier", form="a + b*log2(p)", a=1e-7, b=2e-7, cv_error=0.
 def measurement(row_id: str, **changes) -> dict:
     row = dict(row_id=row_id, id="A_x", method="radauIIA7", ivp="Cusp", n=300, threads=2,
                status="ok", median_s=1.5e-4, ci_low_s=1.4e-4, ci_high_s=1.6e-4, ci_rel=0.05,
-               ci_target=0.02, budget_s=5.0, repetitions=12, steps_per_repetition=40,
+               ci_target=0.02, budget_s=5.0, timing="alone", repetitions=12, steps_per_repetition=40,
                check_error=3e-13, message="", code_sha256="c" * 64, generator_version="0.4.0",
                source="v.c", build_id="b" * 16, compiler="gcc 13.2.0",
                compiler_flags="-O3 -march=native", hardware_id="h" * 16,
@@ -45,7 +45,7 @@ def measurement(row_id: str, **changes) -> dict:
 FAILED = dict(status="crash", median_s=None, ci_low_s=None, ci_high_s=None, ci_rel=None,
               message="killed by signal SIGSEGV", code_sha256="e" * 64)
 NO_PROVENANCE = dict(id="A_old", code_sha256="", generator_version="", build_id="", compiler="",
-                     compiler_flags="", hardware_id="", hardware={}, ci_target=None, budget_s=None)
+                     compiler_flags="", hardware_id="", hardware={}, ci_target=None, budget_s=None, timing="")
 
 A_MEASUREMENTS = [
     measurement("a1", ci_rel=0.05),                       # superseded by b1

@@ -46,7 +46,7 @@ SAMPLES = {
     "measurements": [
         dict(row_id="1" * 32, id="A_x", method="radauIIA7", ivp="Cusp", n=300, threads=2,
              status="ok", median_s=1.5e-4, ci_low_s=1.4e-4, ci_high_s=1.6e-4, ci_rel=0.05,
-             ci_target=0.02, budget_s=5.0, repetitions=12, steps_per_repetition=40,
+             ci_target=0.02, budget_s=5.0, timing="alone", repetitions=12, steps_per_repetition=40,
              check_error=3e-13, message="", code_sha256="c" * 64, generator_version="0.4.0",
              source="/tmp/variant.c", build_id="b" * 16, compiler="gcc 13.2.0",
              compiler_flags="-O3 -march=native", hardware_id="h" * 16,
@@ -54,7 +54,7 @@ SAMPLES = {
                        "caches": {"L1d": 32768, "L2": 524288}}, node="n1"),
         dict(row_id="2" * 32, id="A_y", method="radauIIA7", ivp="Cusp", n=300, threads=2,
              status="crash", median_s=None, ci_low_s=None, ci_high_s=None, ci_rel=None,
-             ci_target=0.02, budget_s=None, repetitions=0, steps_per_repetition=0,
+             ci_target=0.02, budget_s=None, timing="alone", repetitions=0, steps_per_repetition=0,
              check_error=None, message="SIGSEGV in ht_step — Ünïcode ✓", code_sha256="c" * 64,
              generator_version="0.4.0", source="", build_id="b" * 16, compiler="gcc 13.2.0",
              compiler_flags="-O3 -march=native", hardware_id="h" * 16, hardware={}, node="n2"),
