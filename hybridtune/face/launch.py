@@ -146,9 +146,12 @@ def slurm_time_left() -> float | None:
     job = os.environ.get("SLURM_JOB_ID")
     if not job:
         return None
+    if os.environ.get("SLURM_ARRAY_TASK_ID"):       # -j of an array's first id lists every task
+        job = f"{os.environ.get('SLURM_ARRAY_JOB_ID', job)}_{os.environ['SLURM_ARRAY_TASK_ID']}"
     try:
         result = subprocess.run(["squeue", "-h", "-j", job, "-o", "%L"], capture_output=True,
                                 text=True, timeout=10)
     except (OSError, subprocess.TimeoutExpired):
         return None
-    return parse_slurm_duration(result.stdout) if result.returncode == 0 else None
+    lines = result.stdout.split()
+    return parse_slurm_duration(lines[0]) if result.returncode == 0 and lines else None

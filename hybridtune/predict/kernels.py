@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
 import statistics
 from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from hybridtune.describe.ivp import IVP
 from hybridtune.describe.library import cache_root
@@ -96,7 +98,12 @@ def prediction_key(loop: str, machine_sha: str, region: str, threads: int, model
 
 
 def _analyse_job(code: str, folder: str, machine_path: str, samples: tuple, model: str) -> list:
-    return kerncraft_adapter.analyse(code, folder, machine_path, samples, model)
+    """One loop's analyses. kerncraft writes its intermediates beside the kernel file, so
+    concurrent jobs sharing the cache (the shards of an array job) take turns per loop."""
+    Path(folder).parent.mkdir(parents=True, exist_ok=True)
+    with open(folder + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return kerncraft_adapter.analyse(code, folder, machine_path, samples, model)
 
 
 def analysis_rows(job: LoopJob, analyses: list, machine: Machine, model: str,

@@ -49,3 +49,20 @@ def test_srun_without_pmi_is_refused_by_rank_0_alone(local_cluster, tune_store, 
     assert done.returncode != 0
     ours = [line for line in text.splitlines() if line.startswith("error: ")]
     assert len(ours) == 1 and "srun --mpi=pmi2" in ours[0], text
+
+
+def test_runall_sbatch_shards_the_pool_over_an_array_and_merges(local_cluster, tmp_path):
+    out = tmp_path / "runall"
+    env = {**local_cluster.env, "HYBRIDTUNE": str(BIN / "hybridtune"), "RUNALL_DIR": str(out)}
+    done = subprocess.run(["sbatch", "--wait", "--array=0-1", f"--output={tmp_path}/ra-%a.log",
+                           str(PROJECT_ROOT / "jobs" / "runall.sbatch"), TUNE_SCENARIO,
+                           "--budget", "0.1"],
+                          cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=900)
+    logs = "".join(log.read_text() for log in sorted(tmp_path.glob("ra-*.log")))
+    assert done.returncode == 0, f"{done.stdout}{done.stderr}\n{logs}"
+    merged = out / "merged.h5"
+    assert merged.exists(), logs
+    shards = [first_timings(measurement_rows(out / f"shard-{i}-of-2.h5")) for i in (0, 1)]
+    assert shards[0] and shards[1] and not set(shards[0]) & set(shards[1])
+    assert first_timings(measurement_rows(merged)) == {v: 1 for s in shards for v in s}
+    assert len(shards[0]) + len(shards[1]) == 32          # the whole pool of skeleton F
