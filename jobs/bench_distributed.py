@@ -139,7 +139,9 @@ def run_json(command: list[str], timeout: float = 3600) -> dict:
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(command[:8])} ... failed ({done.returncode}):\n"
                          f"{done.stderr[-3000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    text = done.stdout.strip()
+    return json.loads(text[text.index("{"):]) if text.startswith("{") or "\n{" not in text \
+        else json.loads(text[text.rindex("\n{") + 1:])
 
 
 def throughput(rounds: int, variants: int, repetitions: int) -> dict:
