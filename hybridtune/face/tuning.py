@@ -257,18 +257,25 @@ def retime(executor, plans: list, rows: dict, new: dict, options: MeasureOptions
     groups = {index: ids for index, ids in groups.items() if ids}
     if on_phase:
         on_phase("re-timing close contenders", sum(len(ids) for ids in groups.values()))
-    futures = {}
-    for index, ids in groups.items():
-        if deadline is not None and time.monotonic() + 2 * len(ids) > deadline:
-            continue
-        futures[executor.submit(retime_task, [plans[index].all_tasks[i] for i in ids],
-                                options)] = index
     retimed: dict = {index: {} for index in range(len(plans))}
-    for future, index in futures.items():
+
+    def collect(index, future):
         for measurement in future.result():
             row = collector.take(plans[index], measurement)
             if row is not None and row_ok(row):
                 retimed[index][row["id"]] = row
+
+    futures = {}
+    for index, ids in groups.items():
+        if deadline is not None and time.monotonic() + 2 * len(ids) > deadline:
+            continue
+        future = executor.submit(retime_task, [plans[index].all_tasks[i] for i in ids], options)
+        if future.done():       # run at submission (one process): its rows go in at once
+            collect(index, future)
+        else:
+            futures[future] = index
+    for future, index in futures.items():
+        collect(index, future)
     return retimed
 
 
