@@ -63,9 +63,9 @@ def rank_throughput(variants: int, repetitions: int) -> dict:
     from hybridtune.describe.loader import load
     from hybridtune.face.executors import InlineExecutor, NodeExecutor, release, serve
     from hybridtune.face.launch import discover
-    from hybridtune.face.tuning import build_batch, measure_task
+    from hybridtune.face.tuning import build_batch
     from hybridtune.generate.pool import pool_for
-    from hybridtune.measure.runner import MeasureOptions
+    from hybridtune.measure.runner import MeasureOptions, measure
     from hybridtune.measure.tasks import plan_tasks
     launch = discover()
     if launch.rank != 0:
@@ -83,7 +83,7 @@ def rank_throughput(variants: int, repetitions: int) -> dict:
                    for i in range(2)]:
         future.result()
     started = time.monotonic()
-    futures = [executor.submit(measure_task, task, options) for task in tasks]
+    futures = [executor.submit(measure, task, options) for task in tasks]
     results = [future.result() for future in futures]
     wall = time.monotonic() - started
     executor.shutdown()

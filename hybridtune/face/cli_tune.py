@@ -179,14 +179,13 @@ def analysis_note(job) -> str:
 
 
 def _finish(result, strategy, args) -> int:
+    from hybridtune.report.ranking import configuration_title
     from hybridtune.report.tuning import chosen_line, thread_notes
     out = sys.stderr if args.json else sys.stdout
     records = []
     for outcome in result.outcomes:
         line, record = chosen_line(outcome, strategy.spelling)
-        print(f"{outcome.plan.configuration.method.name} {outcome.plan.configuration.ivp.name} "
-              f"n={outcome.plan.configuration.n} threads={outcome.plan.configuration.threads}:",
-              file=out)
+        print(f"{configuration_title(outcome.plan.configuration)}:", file=out)
         print(line, file=out, flush=True)
         records.append(record)
     for note in thread_notes(records):

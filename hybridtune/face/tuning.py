@@ -169,14 +169,6 @@ def spread_builds(executor, codes: list[str], on_built=None) -> None:
             on_built(built)
 
 
-def measure_task(task: MeasureTask, options: MeasureOptions) -> Measurement:
-    return measure(task, options)
-
-
-def retime_task(tasks: list, options: MeasureOptions) -> list:
-    return retime_interleaved(tasks, options)
-
-
 class Collector:
     """Rank 0's one writer: stores each result as it arrives and tells the caller."""
 
@@ -198,8 +190,10 @@ def run_tasks(executor, plans: list, options: MeasureOptions, collector: Collect
               deadline: float | None) -> tuple[dict, dict]:
     """Dispatch the plans' tasks (longest predicted first) while the deadline allows; the new rows
     and the ids left unmeasured, per configuration index."""
-    queue = sorted(((-_predicted(plan, task), index, task) for index, plan in enumerate(plans)
-                    for task in plan.tasks), key=lambda item: item[:2])
+    predicted = [{p.id: p.predicted_s for p in plan.shortlisted} for plan in plans]
+    queue = sorted(((-predicted[index][task.generated.variant_id], index, task)
+                    for index, plan in enumerate(plans) for task in plan.tasks),
+                   key=lambda item: item[:2])
     new: dict = {index: {} for index in range(len(plans))}
     left: dict = {index: [] for index in range(len(plans))}
     running: dict = {}
@@ -211,7 +205,7 @@ def run_tasks(executor, plans: list, options: MeasureOptions, collector: Collect
             if deadline is not None and time.monotonic() + task_cost(options) > deadline:
                 left[index].append(task.generated.variant_id)
                 continue
-            running[executor.submit(measure_task, task, options)] = (index, task)
+            running[executor.submit(measure, task, options)] = (index, task)
         if not running:
             continue
         done, _ = wait(list(running), timeout=0.5, return_when=FIRST_COMPLETED)
@@ -223,13 +217,6 @@ def run_tasks(executor, plans: list, options: MeasureOptions, collector: Collect
             else:
                 new[index][row["id"]] = row
     return new, left
-
-
-def _predicted(plan: Plan, task: MeasureTask) -> float:
-    for prediction in plan.shortlisted:
-        if prediction.id == task.generated.variant_id:
-            return prediction.predicted_s
-    return 0.0
 
 
 def task_cost(options: MeasureOptions) -> float:
@@ -269,7 +256,8 @@ def retime(executor, plans: list, rows: dict, new: dict, options: MeasureOptions
     for index, ids in groups.items():
         if deadline is not None and time.monotonic() + 2 * len(ids) > deadline:
             continue
-        future = executor.submit(retime_task, [plans[index].all_tasks[i] for i in ids], options)
+        future = executor.submit(retime_interleaved, [plans[index].all_tasks[i] for i in ids],
+                                 options)
         if future.done():       # run at submission (one process): its rows go in at once
             collect(index, future)
         else:

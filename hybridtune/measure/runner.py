@@ -210,10 +210,15 @@ def measure(task: MeasureTask, options: MeasureOptions = MeasureOptions()) -> Me
         return Measurement(**base, status=failure.status, message=failure.message)
     finally:
         child.close()
+    return _timed(base, samples, steps, check_error=error)
+
+
+def _timed(base: dict, samples: list[float], steps: int, **fields) -> Measurement:
+    """An ok measurement: the median of the samples and its confidence interval."""
     median, low, high = median_ci(samples)
     return Measurement(**base, status="ok", median_s=median, ci_low_s=low, ci_high_s=high,
                        ci_rel=relative_half_width(median, low, high), repetitions=len(samples),
-                       steps_per_repetition=steps, check_error=error)
+                       steps_per_repetition=steps, **fields)
 
 
 def _calibrate(child: _Child, task: MeasureTask, options: MeasureOptions) -> int:
@@ -290,11 +295,8 @@ def retime_interleaved(tasks: list[MeasureTask], options: MeasureOptions = Measu
         for child in children.values():
             child.close()
     for task in children:
-        median, low, high = median_ci(samples[task])
-        results[task] = Measurement(
-            **_provenance(task, options), status="ok", median_s=median, ci_low_s=low,
-            ci_high_s=high, ci_rel=relative_half_width(median, low, high),
-            repetitions=len(samples[task]), steps_per_repetition=steps[task],
-            timing="interleaved",
-            message=f"re-timed interleaved with {len(tasks) - 1} other variant(s)")
+        results[task] = _timed(_provenance(task, options), samples[task], steps[task],
+                               timing="interleaved",
+                               message=f"re-timed interleaved with {len(tasks) - 1} other "
+                                       "variant(s)")
     return [results[task] for task in tasks]
