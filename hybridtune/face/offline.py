@@ -18,6 +18,8 @@ from hybridtune.measure.provenance import node_name
 from hybridtune.predict import kerncraft_adapter
 from hybridtune.predict.communication import (BARRIER_KIND, BarrierFit, benchmark_records,
                                               fit_barrier)
+from hybridtune.generate.kerncraft_form import ELEMENT_BYTES
+from hybridtune.predict.features import ivp_characteristics, variant_features
 from hybridtune.predict.kernels import (PROCESS_FAILED, analysis_rows, loop_jobs, missing_jobs,
                                         region_predictions, run_analyses)
 from hybridtune.predict.variants import (kernel_breakdown, predict_variant, ranked, step_counts,
@@ -199,7 +201,10 @@ def predict_scenario(scenario: Scenario, n: int | None = None, threads: list[int
             ranking = ranked(predictions)
             rankings.append(Ranking(config, tuple(ranking)))
             if writer is not None:
-                stored = [_prediction_row(scenario, p) for p in ranking]
+                facts = ivp_characteristics(config.ivp, config.n)
+                stored = [_prediction_row(scenario, p, variant_features(
+                    p, method, machine, ELEMENT_BYTES * vectors[p.skeleton] * config.n, facts))
+                    for p in ranking]
                 digest = ranking_digest(machine.sha256, stored)
                 if digest not in digests:
                     store.append_many("variant_predictions", stored)
@@ -214,12 +219,13 @@ def predict_scenario(scenario: Scenario, n: int | None = None, threads: list[int
                          tuple(failed.values()), note, versions, new_rankings, missing)
 
 
-def _prediction_row(scenario: Scenario, p) -> dict:
-    """A variant_predictions row; the breakdown keeps each kernel's calls and seconds (the loops'
-    numbers are in kernel_predictions)."""
-    kernels = [[k["template"], k["variant"], k["calls_per_step"], k["seconds"]] for k in p.kernels]
+def _prediction_row(scenario: Scenario, p, features: dict) -> dict:
+    """A variant_predictions row; the breakdown keeps each kernel's calls, seconds and its loops
+    with the level each reads from (the loops' numbers are in kernel_predictions)."""
+    kernels = [[k["template"], k["variant"], k["calls_per_step"], k["seconds"],
+                [[part["loop"], part["level"]] for part in k["parts"]]] for k in p.kernels]
     return {"scenario": scenario.name, "method": p.method, "ivp": p.ivp, "n": p.n,
             "threads": p.threads, "variant": p.id,
             "predicted_s": p.predicted_s if math.isfinite(p.predicted_s) else float("nan"),
             "t_com_s": p.t_com_s, "rank": p.rank, "model": scenario.model,
-            "breakdown": {"kernels": kernels, "message": p.message}}
+            "breakdown": {"kernels": kernels, "message": p.message}, "features": features}

@@ -10,7 +10,7 @@ FORMAT = "hybridtune-store"
 # step from the previous version in store/upgrade.py. A store file (or journal) written with any other
 # schema_version is refused on open with a StoreVersionError that names the file, both versions and
 # the upgrade command; nothing converts old files implicitly, upgrade_store writes a new file.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 KINDS = ("str", "int", "float", "bool", "json")
 
@@ -51,7 +51,7 @@ TABLES: dict[str, Table] = {table.name: table for table in (
     _table("variant_predictions",
            scenario="str", method="str", ivp="str", n="int", threads="int", variant="str",
            predicted_s="float", t_com_s="float", rank="int", model="str", breakdown="json",
-           run_id="str"),
+           features="json", run_id="str"),
     _table("prediction_sets",
            digest="str", scenario="str", method="str", ivp="str", n="int", threads="int",
            model="str", machine_sha256="str", variants="int", run_id="str"),
@@ -67,6 +67,13 @@ TABLES: dict[str, Table] = {table.name: table for table in (
            check_error="float", message="str", code_sha256="str", generator_version="str",
            source="str", build_id="str", compiler="str", compiler_flags="str",
            hardware_id="str", hardware="json", node="str", run_id="str"),
+    # A fitted correction model, rebuilt from these columns alone: its parameters (scalers,
+    # coefficients, kernel hyperparameters) and, for a Gaussian process, the row_ids of its training
+    # measurements (with their provenance) whose features and times it conditions on again.
+    _table("models",
+           model_id="str", kind="str", feature_schema="str", machine_sha256="str",
+           hardware_id="str", params="json", training="json", training_rows="int",
+           score="json", run_id="str"),
     _table("comm_benchmarks",
            kind="str", threads="int", median_s="float", samples="json", run_id="str"),
     _table("comm_fits",

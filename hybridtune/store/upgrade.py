@@ -50,10 +50,22 @@ def _threads_and_provenance(tables: Columns) -> Columns:
     return out
 
 
+def _features_and_models(tables: Columns) -> Columns:
+    """3 -> 4: variant predictions get empty features (predicting again fills them in) and the
+    models table, empty."""
+    predictions = tables["variant_predictions"]
+    rows = len(predictions["variant"])
+    names = ("model_id", "kind", "feature_schema", "machine_sha256", "hardware_id", "params",
+             "training", "training_rows", "score", "run_id")
+    return {**tables, "variant_predictions": {**predictions, "features": ["{}"] * rows},
+            "models": {name: [] for name in names}}
+
+
 # version k -> the function turning version k's tables into version k + 1's
 STEPS: dict[int, Callable[[Columns], Columns]] = {
     1: _add_prediction_sets,
     2: _threads_and_provenance,
+    3: _features_and_models,
 }
 
 

@@ -9,6 +9,7 @@ import pytest
 from hybridtune.describe.library import PROJECT_ROOT
 from hybridtune.describe.loader import load
 from hybridtune.face.offline import predict_scenario
+from hybridtune.predict.features import FEATURE_SCHEMA
 from hybridtune.prune.shortlist import shortlist, top_k, within_deviation
 from hybridtune.store import Store
 from tests_support import SHARED_MACHINES
@@ -116,3 +117,22 @@ def test_the_roofline_model_is_selectable_per_scenario(tmp_path, monkeypatch):
     assert models == {"Roofline"} and not result.failed_loops
     [ranking] = result.rankings
     assert all(p.status == "ok" and p.predicted_s > 0 for p in ranking.predictions)
+
+
+def test_each_stored_prediction_keeps_its_features(cold):
+    frames = cold[3]
+    predictions = frames["variant_predictions"]
+    ok = predictions[predictions.predicted_s.notna()].to_dict("records")
+    assert ok
+    for row in ok:
+        features = row["features"]
+        assert features["feature_schema"] == FEATURE_SCHEMA
+        assert features["predicted_s"] == pytest.approx(row["predicted_s"], rel=1e-4)
+        kernels = sum(v for k, v in features.items() if k.startswith("tpl_") and "_T_" not in k)
+        assert kernels == pytest.approx(row["predicted_s"] - row["t_com_s"], rel=1e-3)
+        # one thread: a loop's cycles are its T_ECM, never less than its in-core time
+        if row["threads"] == 1:
+            assert 0 < features["ecm_T_comp_s"] <= kernels * (1 + 1e-3)
+        assert all(level in features for level in ("ws_over_L1", "ws_over_L2", "ws_over_L3"))
+        loops = [loop for kernel in row["breakdown"]["kernels"] for loop in kernel[4]]
+        assert loops and all(level in ("L1", "L2", "L3", "MEM") for _, level in loops)

@@ -24,7 +24,8 @@ def prediction(key: str, threads: int) -> dict:
 
 VARIANT = dict(scenario="default", method="radauIIA7", ivp="Cusp", n=10**6, threads=2,
                variant="F_RHS_LC_jli", predicted_s=1.25e-3, t_com_s=float("nan"), rank=1,
-               model="ECM", breakdown={"kernels": [["LC", "LC_ijl", 4, 1e-3]], "message": ""})
+               model="ECM", breakdown={"kernels": [["LC", "LC_ijl", 4, 1e-3]], "message": ""},
+               features={})
 PREDICTION_SET = dict(digest="d" * 64, scenario="default", method="radauIIA7", ivp="Cusp",
                       n=10**6, threads=2, model="ECM", machine_sha256="ab" * 32, variants=1)
 FIT = dict(kind="omp_barrier", form="a + b*log2(p)", a=1e-7, b=2e-7, cv_error=0.04,
@@ -107,6 +108,7 @@ def test_two_jobs_merge_into_every_run_once_and_the_best_measurement_per_key(tmp
         "measurements": TableCounts(9, 6, 1, 2),
         "comm_benchmarks": TableCounts(0, 0, 0, 0),
         "comm_fits": TableCounts(2, 2, 0, 0),             # cv_error differs: not the same row
+        "models": TableCounts(0, 0, 0, 0),
     }
     with Store.open(out, "r") as store:
         frames = {name: store.frame(name) for name in TABLES}

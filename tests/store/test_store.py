@@ -37,7 +37,7 @@ SAMPLES = {
     "variant_predictions": [
         dict(scenario="default", method="radauIIA7", ivp="Cusp", n=10**6, threads=20,
              variant="F_RHS_LC_jli", predicted_s=1.25e-3, t_com_s=2e-5, rank=1, model="ECM",
-             breakdown={"kernels": {"LC": 1e-3}, "com": 2e-5}),
+             breakdown={"kernels": {"LC": 1e-3}, "com": 2e-5}, features={}),
     ],
     "prediction_sets": [
         dict(digest="d" * 64, scenario="default", method="radauIIA7", ivp="Cusp", n=10**6,
