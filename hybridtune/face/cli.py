@@ -14,6 +14,8 @@ from hybridtune.face.cli_tuning import check_timing, cmd_machine, cmd_predict, o
 from hybridtune.errors import HybridtuneError
 from hybridtune.face.cli_store import add_arguments as add_store_arguments
 from hybridtune.face.cli_store import cmd_store
+from hybridtune.face.cli_learn import add_arguments as add_learn_arguments
+from hybridtune.face.cli_learn import cmd_evaluate, cmd_train
 from hybridtune.face.cli_tune import add_arguments as add_tune_arguments
 from hybridtune.face.cli_tune import tune_main
 
@@ -56,9 +58,14 @@ def _parser() -> argparse.ArgumentParser:
     solve.add_argument("--scenario", help="scenario whose pool the variant is from (default: "
                        "scenarios/default.yaml)")
 
-    export = sub.add_parser("export", help="write a variant's solver as C source, header, Makefile")
+    export = sub.add_parser("export", help="write a variant's solver (or the tuned solver, which "
+                            "dispatches on n and threads) as C sources, header, Makefile")
     export.add_argument("scenario")
-    export.add_argument("--variant", required=True, metavar="ID")
+    which = export.add_mutually_exclusive_group(required=True)
+    which.add_argument("--variant", metavar="ID")
+    which.add_argument("--tuned", action="store_true", help="the measured best variant per "
+                       "cache region of n and thread count, from --db")
+    export.add_argument("--db", metavar="FILE", help="the store with the measurements (--tuned)")
     export.add_argument("--method", help="method (default: the scenario's, if it has one)")
     export.add_argument("--ivp", help="IVP (default: the scenario's, if it has one)")
     export.add_argument("-o", "--output", required=True, metavar="DIR")
@@ -86,6 +93,8 @@ def _parser() -> argparse.ArgumentParser:
                          "configuration (default 10)")
     predict.add_argument("--workers", type=int, help="parallel kerncraft analyses (default: cores)")
     predict.add_argument("--json", action="store_true", help="print a JSON list of rankings")
+    predict.add_argument("--corrected", action="store_true", help="order by the corrected time "
+                         "of the store's trained model, with its 95%% interval (needs train)")
 
     tune = sub.add_parser("tune", help="the main job: predict, shortlist, measure the shortlist")
     tune.add_argument("scenario", nargs="?", default=None,
@@ -104,6 +113,7 @@ def _parser() -> argparse.ArgumentParser:
     probe.add_argument("-o", "--output", required=True, metavar="FILE")
 
     add_store_arguments(sub, _Parser)
+    add_learn_arguments(sub)
 
     method = sub.add_parser("method", help="write a collocation method's description file")
     method.add_argument("family", help="gauss, radauIA, radauIIA or lobattoIIIC")
@@ -282,6 +292,10 @@ def _cmd_export(args) -> int:
     from hybridtune.errors import RequestError
     from hybridtune.face.export import check_export_name, export_files
     from hybridtune.solver import generated_for
+    if args.tuned and not args.db:
+        raise RequestError("--tuned: expected --db FILE, the store with the measurements")
+    if args.db and not args.tuned:
+        raise RequestError("--db goes with --tuned (a single --variant needs no store)")
     scenario = _load_scenario(args.scenario)
 
     def pick(kind, ref, items):
@@ -295,15 +309,22 @@ def _cmd_export(args) -> int:
     method = pick("method", args.method, scenario.methods)
     ivp = pick("ivp", args.ivp, scenario.ivps)
     check_export_name(args.name)
-    files = export_files(generated_for(args.variant, method, ivp, scenario), args.name)
+    if args.tuned:
+        from hybridtune.face.tuned_export import table_lines, tuned_export
+        files, table = tuned_export(scenario, method, ivp, args.db, args.name)
+    else:
+        files = export_files(generated_for(args.variant, method, ivp, scenario), args.name)
     folder = Path(args.output)
     if folder.exists() and not folder.is_dir():
         raise RequestError(f"-o {folder}: expected a folder, found a file")
     folder.mkdir(parents=True, exist_ok=True)
     for file_name, text in files.items():
         _write_atomically(str(folder / file_name), lambda handle, t=text: handle.write(t.encode()))
-    print(f"wrote {', '.join(files)} to {folder} (variant {args.variant}, {method.name}, "
-          f"{ivp.name}); build with make -C {folder}")
+    print(f"wrote {', '.join(files)} to {folder} ("
+          f"{'tuned' if args.tuned else 'variant ' + args.variant}, {method.name}, {ivp.name}); "
+          f"build with make -C {folder}")
+    if args.tuned:
+        print("\n".join(table_lines(table)))
     return 0
 
 
@@ -324,6 +345,7 @@ def _cmd_method(args) -> int:
 COMMANDS = {"check": _cmd_check, "variants": _cmd_variants, "solve": _cmd_solve,
             "measure": _cmd_measure, "export": _cmd_export,
             "predict": cmd_predict, "machine": cmd_machine, "store": cmd_store,
+            "train": cmd_train, "evaluate": cmd_evaluate,
             "method": _cmd_method}
 
 

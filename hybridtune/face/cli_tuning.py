@@ -53,14 +53,29 @@ def cmd_predict(args) -> int:
     scenario = load(args.scenario, "scenario")
     with open_store(args.db, scenario, "predict") as store:
         result = predict_scenario(scenario, args.n, args.threads, store, args.workers)
+        path = str(store.path)
+    corrected, note = {}, ""
+    if args.corrected:
+        from hybridtune.face.cli_learn import corrections
+        note, corrected = corrections(path, result.rankings)
     out = []
     for ranking in result.rankings:
         picked = shortlist(list(ranking.predictions), scenario.strategy)
+        config = ranking.configuration
+        mine = corrected.get((config.method.name, config.ivp.name, config.n, config.threads))
         if args.json:
-            config = ranking.configuration
-            out.append({"method": config.method.name, "ivp": config.ivp.name, "n": config.n,
-                        "threads": config.threads,
-                        "variants": ranking_json(list(ranking.predictions), picked)})
+            record = {"method": config.method.name, "ivp": config.ivp.name, "n": config.n,
+                      "threads": config.threads,
+                      "variants": ranking_json(list(ranking.predictions), picked)}
+            if args.corrected:
+                for variant in record["variants"]:
+                    item = mine.get(variant["id"])
+                    variant["corrected"] = None if item is None else {
+                        "seconds": item.corrected_s, "low_s": item.low_s, "high_s": item.high_s}
+            out.append(record)
+        elif args.corrected:
+            from hybridtune.face.cli_learn import corrected_lines
+            print("\n".join(corrected_lines(config, ranking.predictions, mine, args.head)))
         else:
             print("\n".join(ranking_lines(ranking.configuration, list(ranking.predictions), picked,
                                            args.head)))
@@ -68,6 +83,8 @@ def cmd_predict(args) -> int:
         print(json.dumps(out, indent=1))
     else:
         print(offline_summary(scenario, result))
+        if note:
+            print(f"corrected by the {note}")
     return 0
 
 

@@ -161,8 +161,13 @@ def build_batch(codes: list[str]) -> int:
 
 def spread_builds(executor, codes: list[str], on_built=None) -> None:
     """The nodes compile the variants, BUILD_CHUNK at a time each, before any is timed."""
-    futures = [executor.submit(build_batch, codes[i:i + BUILD_CHUNK])
-               for i in range(0, len(codes), BUILD_CHUNK)]
+    futures = []
+    for i in range(0, len(codes), BUILD_CHUNK):
+        future = executor.submit(build_batch, codes[i:i + BUILD_CHUNK])
+        if not future.done():
+            futures.append(future)
+        elif on_built:                      # built at submission (one process): tell at once
+            on_built(future.result())
     for future in futures:
         built = future.result()
         if on_built:

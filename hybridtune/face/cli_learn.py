@@ -1,0 +1,155 @@
+"""`hybridtune train`, `evaluate` and the corrected predictions of `predict --corrected`: models fitted on the store, stored in it, used from it and scored out of sample."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from hybridtune.errors import RequestError
+
+
+def add_arguments(sub) -> None:
+    train = sub.add_parser("train", help="fit the correction models on the store's measurements "
+                           "and store them")
+    train.add_argument("--db", required=True, metavar="FILE", help="the store to learn from")
+    train.add_argument("--kind", action="append", choices=("linear", "gp"),
+                       help="model kind (repeatable; default: both)")
+    train.add_argument("--max-rows", type=int, default=None, metavar="N",
+                       help="rows a model is fitted on at most (stratified subsample; default "
+                            "2000)")
+    train.add_argument("--json", action="store_true")
+    evaluate = sub.add_parser("evaluate", help="replay the strategies on measured pools and score "
+                              "the models, each IVP left out of training in turn")
+    evaluate.add_argument("--db", required=True, metavar="FILE", help="the ground-truth store")
+    evaluate.add_argument("--stop", type=float, default=0.05, metavar="P",
+                          help="hybrid stops when no variant beats the best with probability P")
+    evaluate.add_argument("--json", action="store_true")
+
+
+def read_rows(path: str):
+    """The store's learning rows (predictions with features joined to measurements), read-only."""
+    from hybridtune.learn.table import joined_rows
+    from hybridtune.store import Store
+    if not Path(path).exists():
+        raise RequestError(f"--db {path}: no such store")
+    with Store.open(path, "r") as store:
+        predictions, measurements = store.frame("variant_predictions"), store.frame("measurements")
+        models = store.frame("models")
+    return joined_rows(predictions, measurements), models
+
+
+def cmd_train(args) -> int:
+    from hybridtune.learn.persist import model_record
+    from hybridtune.learn.train import MAX_ROWS, fit
+    from hybridtune.store import Store
+    max_rows = MAX_ROWS if args.max_rows is None else args.max_rows
+    if max_rows < 1:
+        raise RequestError(f"--max-rows {max_rows}: expected a count >= 1")
+    rows, _ = read_rows(args.db)
+    fitted = [fit(rows, kind, max_rows) for kind in args.kind or ("linear", "gp")]
+    records = [model_record(f) for f in fitted]
+    run = {"command": "train", "argv": sys.argv[1:], "machine_sha256": rows.machine_sha256}
+    with Store.open(args.db, "a", run=run) as store:
+        store.append_many("models", records)
+    if args.json:
+        print(json.dumps([{k: v for k, v in r.items() if k != "training"} for r in records],
+                         indent=1))
+        return 0
+    for model, record in zip(fitted, records):
+        params = record["params"]
+        kernel = (f"; kernel {params['constant']:.3g} * Matern(length {params['length_scale']:.3g}, "
+                  f"nu {params['hyper']['nu']}) + white {params['noise_level']:.3g}"
+                  if model.kind == "gp" else f"; residual spread {params['residual_std']:.3g}")
+        sampled = (f"a stratified sample of {len(model.row_ids)} of {model.available_rows}"
+                   if len(model.row_ids) < model.available_rows else f"all {len(model.row_ids)}")
+        print(f"{model.kind}: fitted on {sampled} measured variants (by IVP, size regime and "
+              f"threads), {len(model.encoding.names)} features{kernel}; in-sample R^2 "
+              f"{model.score['r2_in_sample']:.2f}; {model.seconds:.1f} s; model {record['model_id']}")
+    print(f"stored in {args.db} (machine file {rows.machine_sha256[:12]}, feature schema "
+          f"{rows.feature_schema})")
+    return 0
+
+
+def corrections(path: str, rankings) -> tuple[str, dict]:
+    """The stored model used (its description) and, per configuration of the rankings, variant ->
+    Corrected; with no model for the machine an error naming `hybridtune train`."""
+    from hybridtune.learn.correct import corrected_times
+    from hybridtune.learn.persist import latest_models, load_model
+    rows, models = read_rows(path)
+    stored = latest_models(models, rows.machine_sha256)
+    record = stored.get("gp") or stored.get("linear")
+    if record is None:
+        raise RequestError(f"--corrected: the store {path} has no model for machine file "
+                           f"{rows.machine_sha256[:12]}: run `hybridtune train --db {path}` first")
+    fitted = load_model(record, rows)
+    frame = rows.frame
+    out = {}
+    for ranking in rankings:
+        c = ranking.configuration
+        mine = frame[(frame["method"] == c.method.name) & (frame["ivp"] == c.ivp.name)
+                     & (frame["n"] == c.n) & (frame["threads"] == c.threads)]
+        out[(c.method.name, c.ivp.name, c.n, c.threads)] = {
+            item.variant: item for item in corrected_times(fitted, mine)}
+    note = (f"{fitted.kind} model {record['model_id'][:12]} fitted on {len(fitted.row_ids)} "
+            f"measured variants")
+    return note, out
+
+
+def corrected_lines(configuration, predictions, corrected: dict, head: int) -> list[str]:
+    """A configuration's variants ordered by corrected time, with the offline prediction and the
+    95% interval."""
+    c = configuration
+    items = sorted(corrected.values(), key=lambda item: item.corrected_s)
+    lines = [f"{c.method.name} {c.ivp.name} n={c.n} threads={c.threads}: {len(items)} variants "
+             f"by corrected time (95% interval; offline prediction)"]
+    for rank, item in enumerate(items[:head], start=1):
+        lines.append(f"  {rank:3d}. {item.variant}  {item.corrected_s:.4e} s "
+                     f"[{item.low_s:.3e}, {item.high_s:.3e}]  (offline {item.predicted_s:.4e} s)")
+    if len(items) > head:
+        lines.append(f"  ... {len(items) - head} more")
+    return lines
+
+
+def cmd_evaluate(args) -> int:
+    from hybridtune.learn.evaluate import evaluate
+    if not 0 < args.stop < 1:
+        raise RequestError(f"--stop {args.stop:g}: expected a probability in (0, 1)")
+    rows, _ = read_rows(args.db)
+    result = evaluate(rows, args.stop)
+    if args.json:
+        print(json.dumps({"strategies": result.strategies, "accuracy": result.accuracy,
+                          "first_pick_within_5pct": result.first_pick,
+                          "configurations": result.configurations, "curves": result.curves,
+                          "notes": result.notes},
+                         indent=1))
+        return 0
+    print("\n".join(evaluation_lines(result)))
+    return 0
+
+
+def evaluation_lines(result) -> list[str]:
+    """The strategy table, the left-out-IVP accuracy and the first-pick shares as text."""
+    lines = [f"strategies on {next(iter(result.strategies.values()))['configurations']} whole-pool "
+             "configurations (each IVP's models trained on the other IVPs):",
+             f"  {'strategy':<14} {'|L| mean':>8} {'loss max':>9} {'loss mean':>9} "
+             f"{'loss<=1%':>8} {'overhead':>9} {'gain':>7} {'score':>6}  score 95% interval"]
+    for name, s in result.strategies.items():
+        low, high = s["score_interval"]
+        lines.append(f"  {name:<14} {s['measured_mean']:8.1f} {s['loss_pct_max']:8.1f}% "
+                     f"{s['loss_pct_mean']:8.2f}% {100 * s['frac_loss_le_1pct']:7.0f}% "
+                     f"{s['overhead_pct_mean']:8.1f}% {s['gain_pct_mean']:6.1f}% {s['score']:6.2f}"
+                     f"  [{low:.2f}, {high:.2f}]")
+    lines.append("left-out IVP accuracy (median relative error / mean Kendall tau per configuration):")
+    for ivp, a in result.accuracy.items():
+        parts = [f"{name} {a[name]['median_rel_error']:.3f}/{a[name]['kendall_tau']:.2f}"
+                 for name in ("offline", "trivial", "linear", "gp")]
+        lines.append(f"  {ivp:<14} {', '.join(parts)}  ({a['rows']} rows; trained on "
+                     f"{a['training_rows']})")
+    shares = result.first_pick
+    lines.append(f"first variant measured within 5% of the best: hybrid "
+                 f"{100 * shares.get('hybrid', 0):.0f}%, offline top-1 "
+                 f"{100 * shares.get('offline_top1', 0):.0f}%, a random pick "
+                 f"{100 * shares.get('random', 0):.0f}% (expected)")
+    lines.extend(f"note: {note}" for note in result.notes)
+    return lines

@@ -1,0 +1,1 @@
+"""Correction models learned from the store: features, estimators, training, persistence, strategy replay."""

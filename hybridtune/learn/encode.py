@@ -1,0 +1,90 @@
+"""Feature rows as numbers: a fixed list of transformed features plus the variant's structure (skeleton, kernel variants, template shares), named so a stored model can rebuild its inputs."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+CONTRIBUTIONS = ("T_comp", "T_RegL1", "T_L1L2", "T_L2L3", "T_L3MEM")
+CACHES = ("L1", "L2", "L3")
+PLAIN = ("threads", "stages", "corrector_steps", "ivp_flops", "ivp_loads", "ivp_transcendentals",
+         "ivp_stencil_share", "ivp_access_distance_over_n", "kernels")
+
+
+def _log(value: float) -> float:
+    return math.log(value) if value and value > 0 else 0.0
+
+
+def base_features(features: dict) -> dict:
+    """The transformed numeric features every model uses."""
+    predicted = features["predicted_s"]
+    out = {"log_predicted_s": _log(predicted), "log_n": _log(features["n"]),
+           "com_share": features.get("t_com_s", 0.0) / predicted,
+           "log_access_distance": math.log1p(features.get("ivp_access_distance", 0.0))}
+    for name in PLAIN:
+        out[name] = float(features.get(name, 0.0))
+    for name in CONTRIBUTIONS:
+        out[f"share_{name}"] = features.get(f"share_{name}", 0.0)
+    for cache in CACHES:
+        out[f"log_ws_over_{cache}"] = _log(features.get(f"ws_over_{cache}", 0.0))
+    return out
+
+
+def structure_features(variant: str, features: dict) -> dict:
+    """The variant's structure: its skeleton, its kernel variants and each template's share of the
+    prediction (kernel variant names come from the feature row's template keys and the id)."""
+    predicted = features["predicted_s"]
+    out = {f"skeleton={variant.split('_', 1)[0]}": 1.0}
+    for key, value in features.items():
+        if key.startswith("tpl_") and key.endswith("_s") and "_T_" not in key:
+            out[f"template_share={key[4:-2]}"] = value / predicted
+    for part in _kernel_variants(variant, features):
+        out[f"kernel={part}"] = 1.0
+    return out
+
+
+def _kernel_variants(variant: str, features: dict) -> list[str]:
+    """The kernel variants in a variant id: skeleton_<template>_<order>_<template>_<order>...,
+    split by the template names the feature row names."""
+    templates = sorted({key[4:-2] for key in features if key.startswith("tpl_") and key.endswith("_s")
+                        and "_T_" not in key}, key=len, reverse=True)
+    rest, found = variant.split("_", 1)[1] if "_" in variant else "", []
+    while rest:
+        template = next((t for t in templates if rest.startswith(t + "_")), None)
+        if template is None:
+            break
+        rest = rest[len(template) + 1:]
+        order, _, rest = rest.partition("_")
+        found.append(f"{template}_{order}")
+    return found
+
+
+@dataclass(frozen=True)
+class Encoding:
+    """The ordered feature names of a model; a row's missing names read as 0."""
+    names: tuple
+
+    def matrix(self, variants, feature_rows) -> np.ndarray:
+        out = np.zeros((len(variants), len(self.names)))
+        index = {name: i for i, name in enumerate(self.names)}
+        for row, (variant, features) in enumerate(zip(variants, feature_rows)):
+            for name, value in {**base_features(features),
+                                **structure_features(variant, features)}.items():
+                column = index.get(name)
+                if column is not None:
+                    out[row, column] = value
+        return out
+
+
+def encoding_for(variants, feature_rows, structure: bool = True) -> Encoding:
+    """The names of the base features and, with structure, of every structure feature seen."""
+    names = list(base_features(feature_rows[0])) if len(feature_rows) else []
+    if structure:
+        seen: dict = {}
+        for variant, features in zip(variants, feature_rows):
+            for name in structure_features(variant, features):
+                seen.setdefault(name, None)
+        names += sorted(seen)
+    return Encoding(tuple(names))

@@ -1,0 +1,197 @@
+"""Strategy replay and model accuracy on ground truth, out of sample: for each IVP, models trained on the other IVPs, scored on this one's configurations."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy.stats import kendalltau
+
+from hybridtune.errors import RequestError
+from hybridtune.learn import metrics, replay
+from hybridtune.learn.table import CONFIG, Rows
+from hybridtune.learn.train import MIN_ROWS, fit
+
+WHOLE_POOL = 0.95        # a configuration with ok measurements of this share of its pool
+RANDOM_SEEDS = 20
+FIRST_WITHIN = 0.05
+CURVE = 64               # best-found curves over the first this many measurements
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    strategies: dict                 # name -> summary metrics
+    accuracy: dict                   # left-out IVP -> offline/corrected/trivial errors and tau
+    configurations: list             # per whole-pool configuration: per strategy its numbers
+    first_pick: dict                 # share of configurations whose first pick is within 5%
+    curves: dict = field(default_factory=dict)       # strategy -> mean S(x) / t_best, x = 1..
+    predictions: list = field(default_factory=list)  # per measured row: offline and corrected
+    notes: list = field(default_factory=list)
+
+
+def whole_pools(rows: Rows) -> list[replay.Pool]:
+    """The configurations whose pool was measured whole (WHOLE_POOL of it ok)."""
+    pools = []
+    frame = rows.frame
+    for key, group in frame.groupby(list(CONFIG), sort=True):
+        measured = group[group["median_s"].notna()]
+        if len(measured) >= WHOLE_POOL * len(group) and len(measured) >= 2:
+            pools.append(replay.Pool(tuple(key), measured.reset_index(drop=True).assign(
+                ci_rel=measured["ci_rel"].fillna(0.0).to_numpy())))
+    return pools
+
+
+def _best_variant(train: pd.DataFrame) -> str:
+    """The variant with the least mean of t / t_best over the training configurations."""
+    best = train.groupby(list(CONFIG))["median_s"].transform("min")
+    ratios = (train["median_s"] / best).groupby(train["variant"]).mean()
+    counts = train.groupby("variant").size()
+    common = counts[counts == counts.max()].index
+    return str(ratios.loc[common].idxmin())
+
+
+def _accuracy(test: pd.DataFrame, corrected: dict) -> dict:
+    """Median relative error and mean Kendall tau over configurations, per predictor."""
+    measured = test["median_s"].to_numpy(float)
+    out = {}
+    for name, predicted in corrected.items():
+        error = np.abs(predicted - measured) / measured
+        taus = []
+        for _, index in test.groupby(list(CONFIG)).indices.items():
+            if len(index) > 2:
+                tau = kendalltau(predicted[index], measured[index]).statistic
+                taus.append(0.0 if math.isnan(tau) else tau)
+        out[name] = {"median_rel_error": float(np.median(error)),
+                     "kendall_tau": float(np.mean(taus)) if taus else math.nan}
+    return out
+
+
+def _replays(pool: replay.Pool, fitted, best_variant: str, hybrid_mean: float | None,
+             stop: float) -> dict:
+    out = {"BestVariant": [replay.fixed_variant(pool, best_variant)],
+           "RunAll": [replay.run_all(pool)],
+           "preselect:5": [replay.preselect(pool, 5)],
+           "preselect:10": [replay.preselect(pool, 10)],
+           "hybrid": [replay.hybrid(pool, fitted, stop)]}
+    if hybrid_mean is not None:
+        k = max(1, round(hybrid_mean))
+        out[f"top_k:{k}"] = [replay.top_k(pool, k)]
+        out[f"random:{k}"] = [replay.random_k(pool, k, seed) for seed in range(RANDOM_SEEDS)]
+    return out
+
+
+def _numbers(pool: replay.Pool, replays: list) -> dict:
+    """The metrics of one strategy on one pool (averaged over its replays)."""
+    frame = pool.frame
+    times = pool.times
+    best = int(np.argmin(times))
+    records = frame[["median_s", "ci_rel", "ci_low_s", "ci_high_s"]].to_dict("records")
+    values = []
+    for r in replays:
+        measured = times[list(r.order)]
+        values.append({
+            "measured": len(r.order),
+            "loss": 0.0 if r.chosen == best else metrics.loss(records[r.chosen], records[best]),
+            "overhead": metrics.overhead(measured, times[best]),
+            "gain": metrics.gain_over_run_all(measured, times[r.chosen], times),
+            "score": metrics.methodology_score(measured, times),
+            "curve": metrics.best_found(measured, min(CURVE, len(times))) / times[best],
+            "first_within": bool(times[r.order[0]] <= times[best] * (1 + FIRST_WITHIN))})
+    out = {key: float(np.mean([v[key] for v in values])) for key in values[0] if key != "curve"}
+    out["curve"] = np.mean([v["curve"] for v in values], axis=0).tolist()
+    return out
+
+
+def _summary(per_config: list[dict]) -> dict:
+    """A strategy's metrics over the configurations."""
+    losses = np.array([c["loss"] for c in per_config])
+    scores = [c["score"] for c in per_config]
+    low, high = metrics.bootstrap_interval(scores)
+    return {"configurations": len(per_config),
+            "measured_mean": float(np.mean([c["measured"] for c in per_config])),
+            "loss_pct_max": float(100 * losses.max()), "loss_pct_mean": float(100 * losses.mean()),
+            "frac_loss_le_1pct": float(np.mean(losses <= 0.01)),
+            "overhead_pct_mean": float(100 * np.mean([c["overhead"] for c in per_config])),
+            "gain_pct_mean": float(100 * np.mean([c["gain"] for c in per_config])),
+            "score": float(np.mean(scores)), "score_interval": [low, high]}
+
+
+def evaluate(rows: Rows, stop: float = 0.05, max_rows: int = 2000) -> Evaluation:
+    """Leave one IVP out: models fitted on the other IVPs' measured rows score this IVP's rows, and
+    every strategy is replayed on its whole-pool configurations."""
+    measured = rows.measured
+    ivps = sorted(set(measured["ivp"]))
+    if len(ivps) < 2:
+        raise RequestError(f"the store's measurements cover {len(ivps)} IVP(s); leaving one out "
+                           "needs at least two")
+    pools = whole_pools(rows)
+    accuracy, per_config, first_pick = {}, [], {"hybrid": [], "offline_top1": [], "random": []}
+    predictions: list = []
+    strategies: dict = {}
+    notes = []
+    for ivp in ivps:
+        train = Rows(rows.frame[rows.frame["ivp"] != ivp], rows.feature_schema, rows.machine_sha256)
+        if len(train.measured) < MIN_ROWS:
+            notes.append(f"{ivp}: {len(train.measured)} training rows from the other IVPs; "
+                         f"skipped (a model needs {MIN_ROWS})")
+            continue
+        gp, linear = fit(train, "gp", max_rows), fit(train, "linear", max_rows)
+        trivial = float(np.median(train.target()))
+        test = measured[measured["ivp"] == ivp].reset_index(drop=True)
+        variants, features = test["variant"].tolist(), test["features"].tolist()
+        predicted = test["predicted_s"].to_numpy(float)
+        corrected = {"offline": predicted, "trivial": predicted * math.exp(trivial),
+                     "linear": predicted * np.exp(linear.correction(variants, features)[0]),
+                     "gp": predicted * np.exp(gp.correction(variants, features)[0])}
+        accuracy[ivp] = {"rows": len(test), "training_rows": len(gp.row_ids),
+                         **_accuracy(test, corrected)}
+        spread = gp.correction(variants, features)[1]
+        for position, row in enumerate(test[["method", "ivp", "n", "threads", "variant",
+                                             "median_s"]].to_dict("records")):
+            predictions.append({**row, **{name: float(values[position])
+                                          for name, values in corrected.items()},
+                                "gp_std_log": float(spread[position])})
+        best_variant = _best_variant(train.measured)
+        for pool in (p for p in pools if p.key[1] == ivp):
+            hybrid_replay = replay.hybrid(pool, gp, stop)
+            replays = _replays(pool, gp, best_variant, None, stop)
+            replays["hybrid"] = [hybrid_replay]
+            numbers = {name: _numbers(pool, r) for name, r in replays.items()}
+            per_config.append({"key": list(pool.key), "pool": len(pool.frame), **numbers})
+            times = pool.times
+            t_best = times.min()
+            first_pick["hybrid"].append(times[hybrid_replay.order[0]] <= t_best * (1 + FIRST_WITHIN))
+            first_pick["offline_top1"].append(
+                times[pool.by_prediction()[0]] <= t_best * (1 + FIRST_WITHIN))
+            first_pick["random"].append(float(np.mean(times <= t_best * (1 + FIRST_WITHIN))))
+    if not per_config:
+        raise RequestError("no whole-pool configuration to replay strategies on (every variant "
+                           "of a configuration measured: tune with --strategy run_all)")
+    hybrid_mean = float(np.mean([c["hybrid"]["measured"] for c in per_config]))
+    k = max(1, round(hybrid_mean))
+    for ivp in accuracy:        # equal-cost baselines at hybrid's mean count
+        for config in (c for c in per_config if c["key"][1] == ivp):
+            pool = next(p for p in pools if list(p.key) == config["key"])
+            config[f"top_k:{k}"] = _numbers(pool, [replay.top_k(pool, k)])
+            config[f"random:{k}"] = _numbers(pool, [replay.random_k(pool, k, seed)
+                                                    for seed in range(RANDOM_SEEDS)])
+    names = [name for name in per_config[0] if name not in ("key", "pool")]
+    for name in names:
+        strategies[name] = _summary([c[name] for c in per_config])
+    shares = {name: float(np.mean(values)) for name, values in first_pick.items() if values}
+    curves = {name: _mean_curve([c[name]["curve"] for c in per_config]) for name in names}
+    curves["random expectation"] = _mean_curve([
+        (metrics.random_search_expectation(p.times, min(CURVE, len(p.times))) / p.times.min()).tolist()
+        for p in pools if p.key[1] in accuracy])
+    for config in per_config:
+        for name in names:
+            config[name].pop("curve")
+    return Evaluation(strategies, accuracy, per_config, shares, curves, predictions, notes)
+
+
+def _mean_curve(curves: list) -> list:
+    """The mean of curves of unequal length, each held at its last value."""
+    width = max(len(c) for c in curves)
+    return np.mean([c + [c[-1]] * (width - len(c)) for c in curves], axis=0).tolist()

@@ -1,0 +1,89 @@
+"""The hybrid strategy's belief over one configuration's variants: a joint Gaussian on log time, conditioned on each measurement, choosing by expected improvement and stopping when no variant is likely to beat the best."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import ndtr
+from sklearn.gaussian_process.kernels import ConstantKernel, Matern
+from sklearn.preprocessing import StandardScaler
+
+from hybridtune.learn.encode import encoding_for
+
+DEFAULT_SPREAD = 0.5     # prior standard deviation of log(measured / predicted) without a model
+DEFAULT_LENGTH = 3.0     # and its length scale on standardised features
+DEFAULT_NOISE = 0.01     # white noise (variance) of a measured log time
+MIN_IMPROVEMENT = 0.01   # a variant counts as better only by max(ci_rel, this)
+STOP_PROBABILITY = 0.05
+
+
+@dataclass
+class Belief:
+    """log time ~ N(mean, cov) over the candidates before any measurement; observe() conditions."""
+    mean: np.ndarray
+    cov: np.ndarray
+    noise: float
+    observed: dict
+
+    @classmethod
+    def of(cls, log_predicted: np.ndarray, correction: np.ndarray, cov: np.ndarray,
+           noise: float) -> Belief:
+        return cls(log_predicted + correction, cov, noise, {})
+
+    def observe(self, index: int, log_time: float) -> None:
+        self.observed[index] = log_time
+
+    def posterior(self) -> tuple[np.ndarray, np.ndarray]:
+        """Mean and standard deviation of every candidate's log time given the observations."""
+        if not self.observed:
+            return self.mean, np.sqrt(np.clip(np.diag(self.cov), 1e-12, None))
+        seen = np.fromiter(self.observed, int)
+        values = np.fromiter(self.observed.values(), float)
+        k_oo = self.cov[np.ix_(seen, seen)] + self.noise * np.eye(len(seen))
+        k_ao = self.cov[:, seen]
+        weights = np.linalg.solve(k_oo, np.column_stack([values - self.mean[seen], k_ao.T]))
+        mean = self.mean + k_ao @ weights[:, 0]
+        var = np.diag(self.cov) - np.einsum("ij,ji->i", k_ao, weights[:, 1:])
+        return mean, np.sqrt(np.clip(var, 1e-12, None))
+
+    def chances(self, best_log: float, ci_rel: float) -> np.ndarray:
+        """P(t_v < t_best * (1 - max(ci_rel, MIN_IMPROVEMENT))) per candidate (0 where measured)."""
+        mean, std = self.posterior()
+        threshold = best_log + math.log(1 - max(ci_rel, MIN_IMPROVEMENT))
+        out = ndtr((threshold - mean) / std)
+        out[list(self.observed)] = 0.0
+        return out
+
+    def next_pick(self, best_log: float | None, busy=()) -> int | None:
+        """The unmeasured candidate (not busy) with the largest expected improvement of log time
+        over the best measured; before any measurement the one of least expected time."""
+        mean, std = self.posterior()
+        skip = set(self.observed) | set(busy)
+        free = [i for i in range(len(mean)) if i not in skip]
+        if not free:
+            return None
+        if best_log is None:
+            return min(free, key=lambda i: mean[i])
+        gain = best_log - mean[free]
+        z = gain / std[free]
+        improvement = gain * ndtr(z) + std[free] * np.exp(-0.5 * z * z) / math.sqrt(2 * math.pi)
+        return free[int(np.argmax(improvement))]
+
+
+def prior_belief(fitted, variants, feature_rows, predicted_s) -> tuple[Belief, str]:
+    """The belief before measuring: a trained Gaussian process's correction and covariance, else
+    the offline model itself with DEFAULT_SPREAD and a default kernel over the variants' features."""
+    log_predicted = np.log(np.asarray(predicted_s, float))
+    if fitted is not None and fitted.kind == "gp":
+        X = fitted.encoding.matrix(variants, feature_rows)
+        mean, cov = fitted.estimator.predict_joint(X)
+        return Belief.of(log_predicted, mean, cov, fitted.estimator.noise_level_), \
+            f"prior: the trained Gaussian process ({len(fitted.row_ids)} training rows)"
+    X = encoding_for(variants, feature_rows).matrix(variants, feature_rows)
+    kernel = ConstantKernel(DEFAULT_SPREAD ** 2) * Matern(DEFAULT_LENGTH, nu=2.5)
+    cov = kernel(StandardScaler().fit_transform(X))
+    return Belief.of(log_predicted, np.zeros(len(X)), cov, DEFAULT_NOISE), \
+        (f"prior: no trained model for this hardware; the offline model itself with a spread of "
+         f"{DEFAULT_SPREAD} in log time")

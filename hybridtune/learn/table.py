@@ -1,0 +1,96 @@
+"""Learning rows from the store's frames: each variant prediction's feature row joined to the best measurement of the same variant and configuration."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from hybridtune.errors import RequestError
+
+CONFIG = ("method", "ivp", "n", "threads")
+KEY = CONFIG + ("variant",)
+
+
+@dataclass(frozen=True)
+class Rows:
+    """Variant predictions with their feature rows and, where measured, the measurement.
+
+    frame columns: method, ivp, n, threads, variant, predicted_s, features (dict), and for measured
+    rows row_id, median_s, ci_rel, ci_low_s, ci_high_s, hardware_id, code_sha256, build_id (NaN
+    where unmeasured).
+    """
+    frame: pd.DataFrame
+    feature_schema: str
+    machine_sha256: str
+
+    @property
+    def measured(self) -> pd.DataFrame:
+        return self.frame[self.frame["median_s"].notna()]
+
+    def configurations(self) -> list[tuple]:
+        return sorted(set(map(tuple, self.frame[list(CONFIG)].itertuples(index=False))))
+
+    def target(self) -> np.ndarray:
+        """log(measured / predicted) of the measured rows, in their order."""
+        measured = self.measured
+        return np.log(measured["median_s"].to_numpy(float) / measured["predicted_s"].to_numpy(float))
+
+
+def latest_predictions(predictions: pd.DataFrame, machine_sha256: str | None = None
+                       ) -> tuple[pd.DataFrame, str, str]:
+    """Per (method, IVP, n, threads, variant) the last stored prediction with a feature row, of one
+    machine file (the given one, else the one with most rows) and one feature schema."""
+    if predictions.empty:
+        raise RequestError("the store holds no variant predictions: run `hybridtune predict` "
+                           "(or tune) on it first")
+    features = predictions["features"]
+    usable = predictions[features.map(lambda f: isinstance(f, dict) and "feature_schema" in f)
+                         & predictions["predicted_s"].notna()]
+    if usable.empty:
+        raise RequestError("the store's variant predictions have no feature rows (written before "
+                           "schema 4): run `hybridtune predict` on it again to add them")
+    machines = usable["features"].map(lambda f: f["machine_sha256"])
+    if machine_sha256 is None:
+        machine_sha256 = machines.value_counts().index[0]
+    usable = usable[machines == machine_sha256]
+    if usable.empty:
+        raise RequestError(f"the store has no predictions for machine file {machine_sha256[:12]}")
+    schemas = usable["features"].map(lambda f: f["feature_schema"])
+    schema = schemas.iloc[-1]
+    usable = usable[schemas == schema]
+    latest = usable.drop_duplicates(list(KEY), keep="last")
+    return latest[list(KEY) + ["predicted_s", "features"]].reset_index(drop=True), schema, \
+        machine_sha256
+
+
+def best_measurements(measurements: pd.DataFrame, hardware_id: str | None = None) -> pd.DataFrame:
+    """Per (method, IVP, n, threads, variant) the ok measurement with the narrowest interval, of one
+    hardware (the given one, else the one with most ok rows)."""
+    if measurements.empty:
+        return measurements.assign(variant=[])
+    ok = measurements[(measurements["status"] == "ok") & measurements["median_s"].notna()
+                      & (measurements["median_s"] > 0)]
+    if ok.empty:
+        return ok.rename(columns={"id": "variant"})
+    if hardware_id is None:
+        hardware_id = ok["hardware_id"].value_counts().index[0]
+    ok = ok[ok["hardware_id"] == hardware_id].rename(columns={"id": "variant"})
+    ok = ok.assign(_ci=ok["ci_rel"].fillna(math.inf)).sort_values("_ci", kind="stable")
+    return ok.drop_duplicates(list(KEY), keep="first").drop(columns="_ci")
+
+
+def joined_rows(predictions: pd.DataFrame, measurements: pd.DataFrame,
+                machine_sha256: str | None = None, hardware_id: str | None = None) -> Rows:
+    """Every latest prediction with its best measurement where there is one."""
+    latest, schema, machine = latest_predictions(predictions, machine_sha256)
+    best = best_measurements(measurements, hardware_id)
+    numbers = ("median_s", "ci_rel", "ci_low_s", "ci_high_s")
+    columns = list(KEY) + list(numbers) + ["row_id", "hardware_id", "code_sha256", "build_id"]
+    if best.empty:
+        best = pd.DataFrame({name: pd.Series(dtype=float if name in numbers else object)
+                             for name in columns})
+    frame = latest.merge(best[columns], on=list(KEY), how="left")
+    return Rows(frame, schema, machine)

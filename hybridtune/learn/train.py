@@ -1,0 +1,104 @@
+"""Fitting the correction models on measured rows: a stratified subsample where there are many, hyperparameters on a smaller one, the size used stated."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from hybridtune.errors import RequestError
+from hybridtune.learn.encode import CACHES, Encoding, encoding_for
+from hybridtune.learn.models import GPCorrection, LinearCorrection
+from hybridtune.learn.table import Rows
+
+MIN_ROWS = 20            # fewer measured variants than this teach a model nothing it can carry
+MAX_ROWS = 2000          # a Gaussian process conditions on at most this many rows
+HYPER_ROWS = 500         # and fits its hyperparameters on at most this many of them
+KINDS = ("linear", "gp")
+
+
+@dataclass(frozen=True)
+class Fitted:
+    """A fitted correction model and what it was fitted on."""
+    kind: str
+    estimator: object
+    encoding: Encoding
+    feature_schema: str
+    machine_sha256: str
+    hardware_id: str
+    row_ids: tuple                     # the measurements it was fitted on
+    provenance: tuple                  # per row: (code_sha256, build_id, hardware_id)
+    available_rows: int                # measured rows there were
+    seconds: float = 0.0
+    score: dict = field(default_factory=dict)
+
+    def correction(self, variants, feature_rows):
+        """Mean and standard deviation of log(measured / predicted) for these rows."""
+        return self.estimator.predict(self.encoding.matrix(variants, feature_rows),
+                                      return_std=True)
+
+
+def regime(features: dict) -> str:
+    """The first cache level one time step's working set fits in (MEM beyond the last)."""
+    for cache in CACHES:
+        ratio = features.get(f"ws_over_{cache}")
+        if ratio is not None and ratio <= 1:
+            return cache
+    return "MEM"
+
+
+def stratified_sample(frame: pd.DataFrame, limit: int, seed: int = 0) -> pd.DataFrame:
+    """At most limit rows, each stratum (IVP, size regime, threads) keeping its share (at least one
+    row)."""
+    if len(frame) <= limit:
+        return frame
+    strata = list(zip(frame["ivp"], frame["features"].map(regime), frame["threads"]))
+    groups: dict = {}
+    for position, stratum in enumerate(strata):
+        groups.setdefault(stratum, []).append(position)
+    generator = np.random.default_rng(seed)
+    keep = []
+    for stratum in sorted(groups):
+        members = groups[stratum]
+        count = max(1, round(limit * len(members) / len(frame)))
+        keep.extend(generator.choice(members, size=min(count, len(members)), replace=False))
+    return frame.iloc[sorted(keep)]
+
+
+def _estimator(kind: str, X: np.ndarray, y: np.ndarray, seed: int):
+    if kind == "linear":
+        return LinearCorrection().fit(X, y)
+    tuned = GPCorrection(random_state=seed).fit(X[:HYPER_ROWS], y[:HYPER_ROWS])
+    return GPCorrection(length_scale=tuned.length_scale_, constant=tuned.constant_,
+                        noise_level=tuned.noise_level_, optimize=False,
+                        random_state=seed).fit(X, y)
+
+
+def fit(rows: Rows, kind: str, max_rows: int = MAX_ROWS, seed: int = 0) -> Fitted:
+    """One model of `kind` on the measured rows (subsampled to max_rows)."""
+    if kind not in KINDS:
+        raise RequestError(f"model kind {kind!r}: expected one of {', '.join(KINDS)}")
+    measured = rows.measured
+    if len(measured) < MIN_ROWS:
+        raise RequestError(f"{len(measured)} measured variants with predictions in the store; a "
+                           f"model needs at least {MIN_ROWS}: tune (or run_all) more "
+                           "configurations first")
+    hardware = measured["hardware_id"].value_counts().index[0]
+    measured = measured[measured["hardware_id"] == hardware]
+    used = stratified_sample(measured, max_rows, seed)
+    # the hyperparameters see a stratified subsample too: put it first
+    first = stratified_sample(used, HYPER_ROWS, seed + 1)
+    used = pd.concat([first, used.drop(index=first.index)])
+    variants, features = used["variant"].tolist(), used["features"].tolist()
+    encoding = encoding_for(variants, features)
+    X = encoding.matrix(variants, features)
+    y = np.log(used["median_s"].to_numpy(float) / used["predicted_s"].to_numpy(float))
+    start = time.perf_counter()
+    estimator = _estimator(kind, X, y, seed)
+    seconds = time.perf_counter() - start
+    provenance = tuple(zip(used["code_sha256"], used["build_id"], used["hardware_id"]))
+    return Fitted(kind, estimator, encoding, rows.feature_schema, rows.machine_sha256, hardware,
+                  tuple(used["row_id"]), provenance, len(measured), seconds,
+                  {"r2_in_sample": float(estimator.score(X, y))})
