@@ -1,0 +1,216 @@
+"""The tuned solver's dispatch table: per thread count and cache region of n, the variant measured (or else predicted) best."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from hybridtune.describe.machine import Machine
+from hybridtune.errors import RequestError
+from hybridtune.generate.kerncraft_form import ELEMENT_BYTES
+from hybridtune.generate.size_expressions import N
+from hybridtune.predict.working_set import border, capacities
+
+TIMING_PREFERENCE = {"alone": 0, "interleaved": 1}   # a re-timing side by side beats a first timing
+
+
+@dataclass(frozen=True)
+class Rule:
+    """Requests for `threads` threads (up to the next key) and n_low <= n < n_high run `variant`
+    with run_threads threads."""
+    threads: int
+    n_low: int
+    n_high: int | None           # None: unbounded
+    level: str                   # the level that holds one time step's data in this range
+    variant: str
+    run_threads: int
+    measured: bool               # False: predicted, not measured
+    basis: str                   # how the variant was chosen, in words
+    median_s: tuple = ()         # ((n, seconds per step), ...) of the choice at the sizes measured here
+
+    def contains(self, n: int) -> bool:
+        return n >= self.n_low and (self.n_high is None or n < self.n_high)
+
+    def as_json(self) -> dict:
+        return {"threads": self.threads, "n_low": self.n_low, "n_high": self.n_high,
+                "level": self.level, "variant": self.variant, "run_threads": self.run_threads,
+                "measured": self.measured, "basis": self.basis,
+                "median_s_per_step": {str(n): s for n, s in self.median_s}}
+
+
+@dataclass(frozen=True)
+class DispatchTable:
+    method: str
+    ivp: str
+    hardware_id: str
+    step_vectors: int            # vectors of n doubles in one time step (the largest variant's)
+    rules: tuple                 # Rule, by threads then n_low
+    notes: tuple = ()
+
+    @property
+    def variants(self) -> tuple:
+        return tuple(dict.fromkeys(rule.variant for rule in self.rules))
+
+    @property
+    def thread_keys(self) -> tuple:
+        return tuple(sorted({rule.threads for rule in self.rules}))
+
+    def rule_for(self, n: int, threads: int) -> Rule:
+        """The rule the C dispatcher applies: the largest key <= threads (else the smallest)."""
+        keys = self.thread_keys
+        key = max((k for k in keys if k <= threads), default=keys[0])
+        return next(r for r in self.rules if r.threads == key and r.contains(n))
+
+    def as_json(self) -> dict:
+        return {"method": self.method, "ivp": self.ivp, "hardware_id": self.hardware_id,
+                "step_vectors": self.step_vectors, "variants": list(self.variants),
+                "rules": [rule.as_json() for rule in self.rules], "notes": list(self.notes)}
+
+
+def measured_times(rows: list[dict], method: str, ivp: str, canonical: dict) -> tuple:
+    """(hardware_id, {(n, threads): {variant: median_s}}, notes) of the ok measurements of one
+    method and IVP; canonical maps every pool id (and folded alias) to the pool's id.
+
+    Of the hardware measured, the one with the most ok rows; per variant, n and threads the
+    interleaved re-timing where there is one, else the latest first timing.
+    """
+    ok = [r for r in rows if r["method"] == method and r["ivp"] == ivp and r["status"] == "ok"
+          and _positive(r["median_s"])]
+    if not ok:
+        others = sorted({f"{r['method']}/{r['ivp']}" for r in rows if r["status"] == "ok"})
+        held = f"; it holds ok measurements of {', '.join(others)}" if others else ""
+        raise RequestError(f"no ok measurement of {method} on {ivp}{held} (measure with "
+                           "`hybridtune tune` first)")
+    notes = []
+    outside = sorted({r["id"] for r in ok if r["id"] not in canonical})
+    if outside:
+        notes.append(f"{len(outside)} measured variant(s) not in the scenario's pool left out")
+    counts: dict = {}
+    for row in ok:
+        if row["id"] in canonical:
+            counts[row["hardware_id"]] = counts.get(row["hardware_id"], 0) + 1
+    if not counts:
+        raise RequestError(f"no ok measurement of {method} on {ivp} is of a variant in the "
+                           "scenario's pool (name the scenario that was tuned)")
+    hardware = min(counts, key=lambda h: (-counts[h], h))
+    if len(counts) > 1:
+        notes.append(f"measurements of {len(counts)} machines in the store: used hardware "
+                     f"{hardware} ({counts[hardware]} ok rows), the one measured most")
+    kept: dict = {}
+    for row in ok:
+        if row["id"] in canonical and row["hardware_id"] == hardware:
+            key = (canonical[row["id"]], int(row["n"]), int(row["threads"]))
+            rank = TIMING_PREFERENCE.get(row["timing"], 0)
+            if key not in kept or rank >= kept[key][0]:
+                kept[key] = (rank, float(row["median_s"]))
+    times: dict = {}
+    for (variant, n, threads), (_, seconds) in kept.items():
+        times.setdefault((n, threads), {})[variant] = seconds
+    return hardware, times, notes
+
+
+def predicted_times(rows: list[dict], scenario: str, method: str, ivp: str,
+                    canonical: dict) -> dict:
+    """{(n, threads): {variant: predicted_s}} of the scenario's offline predictions (latest row)."""
+    times: dict = {}
+    for row in rows:
+        if (row["scenario"] == scenario and row["method"] == method and row["ivp"] == ivp
+                and row["variant"] in canonical and _positive(row["predicted_s"])):
+            key = (int(row["n"]), int(row["threads"]))
+            times.setdefault(key, {})[canonical[row["variant"]]] = float(row["predicted_s"])
+    return times
+
+
+def step_regions(machine: Machine, vectors: int, threads: int) -> list[tuple]:
+    """(level, n_low, n_high) of the ranges of n in which one thread's share of a time step
+    (vectors x n doubles split over threads) first fits a level, as predict's step_level finds."""
+    work = ELEMENT_BYTES * vectors * N / threads
+    out, low = [], 1
+    for name, capacity in capacities(machine, threads):
+        high = None if capacity is None else border(work, capacity)
+        if high is None:
+            out.append((name, low, None))
+            break
+        if high > low:
+            out.append((name, low, high))
+            low = high
+    return out
+
+
+def dispatch_table(measured: dict, predicted: dict, machine: Machine, vectors: int,
+                   method: str, ivp: str, hardware_id: str, notes=()) -> DispatchTable:
+    """Rules for every thread count measured or predicted and every region of n at it."""
+    notes = list(notes)
+    rules = []
+    for threads in sorted({t for _, t in measured} | {t for _, t in predicted}):
+        regions = step_regions(machine, vectors, threads)
+        chosen: dict = {}               # region index -> Rule
+        for index, (level, low, high) in enumerate(regions):
+            sizes = {n: _options(measured, n, threads) for n, t in measured
+                     if t == threads and low <= n and (high is None or n < high)}
+            if sizes:
+                (variant, run), basis, note = _choose(sizes, "measured fastest")
+                if note:
+                    notes.append(f"threads {threads}, {level}: {note}")
+                medians = tuple((n, sizes[n][(variant, run)]) for n in sorted(sizes)
+                                if (variant, run) in sizes[n])
+                chosen[index] = Rule(threads, low, high, level, variant, run, True, basis, medians)
+        for index, (level, low, high) in enumerate(regions):
+            if index in chosen:
+                continue
+            sizes = {n: {(v, threads): s for v, s in options.items()}
+                     for (n, t), options in predicted.items()
+                     if t == threads and low <= n and (high is None or n < high)}
+            if sizes:
+                (variant, run), basis, _ = _choose(sizes, "offline prediction's rank 1")
+                chosen[index] = Rule(threads, low, high, level, variant, run, False, basis)
+        known = dict(chosen)
+        for index, (level, low, high) in enumerate(regions):
+            if index in known:
+                continue
+            near = min(known, key=lambda i: (abs(i - index), not known[i].measured, i))
+            source = known[near]
+            chosen[index] = Rule(threads, low, high, level, source.variant, source.run_threads,
+                                 False, f"the neighbouring {source.level} range's "
+                                 f"{'measured' if source.measured else 'predicted'} choice")
+        rules += [chosen[index] for index in sorted(chosen)]
+    return DispatchTable(method, ivp, hardware_id, vectors, tuple(rules), tuple(notes))
+
+
+def _options(measured: dict, n: int, threads: int) -> dict:
+    """(variant, run threads) -> seconds at n, over every thread count up to threads."""
+    return {(variant, t): seconds for (size, t), times in measured.items()
+            if size == n and t <= threads for variant, seconds in times.items()}
+
+
+def _choose(sizes: dict, how: str) -> tuple:
+    """The option fastest at every size (else the lowest summed time relative to each size's best,
+    among those known at the most sizes), its basis and a note when the sizes disagree."""
+    best = {n: min(options.values()) for n, options in sizes.items()}
+    winners = {n: min(options, key=lambda o: (options[o], o)) for n, options in sizes.items()}
+    coverage: dict = {}
+    for options in sizes.values():
+        for option in options:
+            coverage[option] = coverage.get(option, 0) + 1
+    most = max(coverage.values())
+    score = {o: sum(sizes[n][o] / best[n] for n in sizes if o in sizes[n])
+             for o, count in coverage.items() if count == most}
+    choice = min(score, key=lambda o: (score[o], o))
+    at = ", ".join(f"n={n}" for n in sorted(sizes))
+    basis = f"{how} at {at}"
+    if len(set(winners.values())) == 1:
+        return choice, basis, ""
+    per_size = "; ".join(f"n={n}: {_name(winners[n])}" for n in sorted(sizes))
+    summed = ", ".join(f"{_name(o)} {score[o]:.3f}" for o in sorted(score, key=score.get)[:3])
+    basis = f"{how} by summed time relative to each size's best at {at}"
+    return choice, basis, (f"the sizes disagree ({per_size}); chose {_name(choice)} by summed "
+                           f"time relative to each size's best ({summed})")
+
+
+def _name(option: tuple) -> str:
+    variant, threads = option
+    return f"{variant} ({threads} thread{'s' if threads != 1 else ''})"
+
+
+def _positive(value) -> bool:
+    return value is not None and math.isfinite(float(value)) and float(value) > 0

@@ -1,0 +1,206 @@
+"""`export --tuned`: the dispatch table from a tuned store, the library built with make, and its bad inputs."""
+
+import json
+import math
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+from hybridtune.describe.loader import load
+from hybridtune.errors import RequestError
+from hybridtune.face.cli import main
+from hybridtune.reference.pirk import solve
+from hybridtune.report.tuned import dispatch_table, measured_times, step_regions
+from hybridtune.store import Store
+from hybridtune.store.schema import TABLES
+from tune_support import BIN, TUNE_SCENARIO, measurement_rows, run, tune_command
+
+SIZES = (600, 24000)        # one time step in L2 and in L3 on one thread of the scenario's machine
+UNMEASURED = 600000         # main memory: predicted offline, never measured
+DRIVER = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include "tuned_ic.h"
+int main(int argc, char **argv) {
+    long n = atol(argv[1]);
+    int threads = atoi(argv[2]), steps = atoi(argv[3]);
+    double h = atof(argv[4]);
+    ht_ctx *c = threads > 0 ? ht_create_threads(n, threads) : ht_create(n);
+    if (!c) return 1;
+    printf("%s %d %d\n", ht_chosen_variant(c), ht_chosen_threads(c), ht_chosen_measured(c));
+    ht_initial_values(c);
+    for (int k = 0; k < steps; ++k) ht_step(c, k * h, h);
+    double *y = ht_state(c);
+    for (long j = 0; j < n; ++j) printf("%.17g\n", y[j]);
+    ht_destroy(c);
+    return 0;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def tuned_store(predicted_store, tmp_path_factory):
+    """The tune scenario tuned at two sizes on 1 thread (top 3), its shortlists timed on 2 threads
+    (`measure`, which also runs where one core is all there is) and predicted in main memory."""
+    path = tmp_path_factory.mktemp("tuned") / "tuned.h5"
+    shutil.copy(predicted_store, path)
+    for n in SIZES:
+        done = run(tune_command(path, "-n", str(n), "--threads", "1", "--strategy", "top_k:3"))
+        assert done.returncode == 0, done.stderr
+        ids = sorted({r["id"] for r in measurement_rows(path) if r["n"] == n})
+        done = run([str(BIN / "hybridtune"), "measure", TUNE_SCENARIO, "--db", str(path), "-n",
+                    str(n), "--threads", "2", "--budget", "0.1"]
+                   + [arg for i in ids for arg in ("--variant", i)])
+        assert done.returncode == 0, done.stderr
+    done = run([str(BIN / "hybridtune"), "predict", TUNE_SCENARIO, "--db", str(path), "-n",
+                str(UNMEASURED)])
+    assert done.returncode == 0, done.stderr
+    return path
+
+
+def _export(store, out, *extra):
+    return main(["export", TUNE_SCENARIO, "--tuned", "--db", str(store), "-o", str(out),
+                 "--name", "tuned_ic", *extra])
+
+
+def _best_measured(rows, n, threads):
+    """(variant, threads) -> seconds at n over thread counts up to threads, re-timings preferred."""
+    kept = {}
+    for row in rows:
+        if row["status"] == "ok" and row["n"] == n and row["threads"] <= threads:
+            key = (row["id"], row["threads"])
+            if key not in kept or row["timing"] == "interleaved" or kept[key][0] == "alone":
+                kept[key] = (row["timing"], row["median_s"])
+    return {key: seconds for key, (_, seconds) in kept.items()}
+
+
+@pytest.mark.slow
+def test_tuned_export_dispatches_and_matches_the_reference(tuned_store, tmp_path, capsys):
+    out = tmp_path / "tuned"
+    assert _export(tuned_store, out) == 0
+    printed = capsys.readouterr().out
+    assert "PREDICTED, NOT MEASURED" in printed
+    table = json.loads((out / "tuned_ic.json").read_text())
+    variants = table["variants"]
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        ["Makefile", "tuned_ic.c", "tuned_ic.h", "tuned_ic.json"]
+        + [f"tuned_ic_v{i}.c" for i in range(len(variants))])
+    rules = table["rules"]
+    print("\n".join(f"{r['threads']} {r['n_low']}..{r['n_high']} {r['level']} {r['variant']} "
+                    f"x{r['run_threads']} {'measured' if r['measured'] else 'predicted'} "
+                    f"{r['median_s_per_step']}" for r in rules))
+
+    rows = measurement_rows(tuned_store)
+    for rule in rules:
+        inside = [n for n in SIZES if n >= rule["n_low"]
+                  and (rule["n_high"] is None or n < rule["n_high"])]
+        assert rule["measured"] == bool(inside), rule
+        if rule["measured"]:       # one measured size per region here: its fastest, fewer threads too
+            (n,) = inside
+            times = _best_measured(rows, n, rule["threads"])
+            best = min(times, key=times.get)
+            assert (rule["variant"], rule["run_threads"]) == best
+            assert rule["median_s_per_step"] == {str(n): times[best]}
+    scenario = load(TUNE_SCENARIO, "scenario")
+    levels = [level for level, _, _ in step_regions(scenario.machine, table["step_vectors"], 1)]
+    assert [r["level"] for r in rules if r["threads"] == 1] == levels == ["L1", "L2", "L3", "MEM"]
+    memory = next(r for r in rules if r["threads"] == 1 and r["level"] == "MEM")
+    with Store.open(tuned_store, "r") as store:
+        predictions = store.frame("variant_predictions")
+    top = predictions[(predictions.n == UNMEASURED) & (predictions["rank"] == 1)]
+    assert memory["variant"] in set(top.variant) and "offline prediction" in memory["basis"]
+    assert "neighbouring" in next(r for r in rules if r["level"] == "L1")["basis"]
+    header = (out / "tuned_ic.h").read_text()
+    assert header.count("PREDICTED, NOT MEASURED") == sum(not r["measured"] for r in rules)
+
+    subprocess.run(["make", "-s", "-C", str(out)], check=True, capture_output=True)
+    driver = tmp_path / "main.c"
+    driver.write_text(DRIVER)
+    exe = tmp_path / "main"
+    subprocess.run(["gcc", "-O2", "-fopenmp", "-I", str(out), str(driver),
+                    str(out / "libtuned_ic.a"), "-lm", "-o", str(exe)], check=True)
+    method, ivp = scenario.methods[0], scenario.ivps[0]
+    for n in (*SIZES, 300):
+        h, steps = ivp.step_size(n), 5
+        want = solve(method, ivp, n, 0.0, steps * h, steps)
+        for threads in (1, 2):
+            lines = subprocess.run([str(exe), str(n), str(threads), str(steps), repr(h)],
+                                   capture_output=True, text=True, check=True).stdout.split("\n")
+            variant, run_threads, measured = lines[0].split()
+            rule = next(r for r in rules if r["threads"] == threads and n >= r["n_low"]
+                        and (r["n_high"] is None or n < r["n_high"]))
+            assert (variant, int(run_threads), bool(int(measured))) == (
+                rule["variant"], rule["run_threads"], rule["measured"])
+            y = np.array([float(x) for x in lines[1:] if x])
+            assert np.max(np.abs(y - want)) <= 1e-12 * np.max(np.abs(want)), (n, threads)
+
+
+def _row(**values):
+    """A full measurements row: the columns not given empty, NaN or zero."""
+    empty = {"str": "", "int": 0, "float": math.nan, "json": {}, "bool": False}
+    row = {name: empty[kind] for name, kind in TABLES["measurements"].columns}
+    return {**row, **values}
+
+
+def test_tuned_export_refuses_a_store_without_ok_measurements(tmp_path, capsys):
+    store = tmp_path / "bare.h5"
+    with Store.open(store, "a") as opened:
+        opened.append_many("measurements", [
+            _row(id="x", method="radauIIA7", ivp="InverterChain", n=600, threads=1,
+                 status="wrong_answer"),
+            _row(id="x", method="radauIIA7", ivp="Cusp", n=600, threads=1, status="ok",
+                 median_s=1e-5)])
+    out = tmp_path / "out"
+    assert _export(store, out) == 2
+    err = capsys.readouterr().err
+    assert "no ok measurement of radauIIA7 on InverterChain" in err and "radauIIA7/Cusp" in err
+    assert not out.exists()
+
+
+def test_tuned_export_bad_arguments(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["export", TUNE_SCENARIO, "--tuned", "-o", str(out)]) == 2
+    assert "--tuned: expected --db FILE" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exited:
+        main(["export", TUNE_SCENARIO, "--tuned", "--variant", "F_x", "--db", "x.h5", "-o",
+              str(out)])
+    assert exited.value.code == 2 and "not allowed with argument" in capsys.readouterr().err
+    assert _export(tmp_path / "missing.h5", out) == 2
+    assert "no such store" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def _rows(*measured):
+    return [{"id": v, "method": "m", "ivp": "i", "n": n, "threads": t, "status": "ok",
+             "median_s": s, "timing": timing, "hardware_id": hw}
+            for v, n, t, s, timing, hw in measured]
+
+
+def test_dispatch_table_rules():
+    machine = load(TUNE_SCENARIO, "scenario").machine
+    ids = {v: v for v in ("a", "b", "c")}
+    rows = _rows(("a", 600, 1, 1.0, "alone", "h"), ("b", 600, 1, 1.1, "alone", "h"),
+                 ("a", 600, 1, 1.3, "interleaved", "h"),       # the re-timing counts: b wins
+                 ("a", 2000, 1, 2.0, "alone", "h"), ("b", 2000, 1, 2.4, "alone", "h"),
+                 ("a", 600, 2, 0.9, "alone", "h"), ("b", 600, 2, 1.5, "alone", "h"),
+                 ("c", 600, 1, 0.1, "alone", "other"))        # another machine, fewer rows
+    hardware, measured, notes = measured_times(rows, "m", "i", ids)
+    assert hardware == "h" and measured[(600, 1)] == {"a": 1.3, "b": 1.1}
+    assert "2 machines" in notes[0]
+    table = dispatch_table(measured, {}, machine, 10, "m", "i", hardware, notes)
+    # n = 600 and 2000 share L2 on one thread and disagree: a is 1.18 + 1.0, b 1.0 + 1.2
+    assert table.rule_for(600, 1).variant == "a" and table.rule_for(600, 1).measured
+    assert any("disagree" in note for note in table.notes)
+    assert table.rule_for(100, 1).variant == "a" and not table.rule_for(100, 1).measured
+    # two threads: a with 2 (0.9) beats b with 1 (1.1); a 1-thread request takes the 1-thread key
+    assert (table.rule_for(600, 2).variant, table.rule_for(600, 2).run_threads) == ("a", 2)
+    assert table.rule_for(600, 8).threads == 2
+    slower = dispatch_table(*measured_times(
+        _rows(("a", 600, 1, 1.0, "alone", "h"), ("a", 600, 2, 1.4, "alone", "h")),
+        "m", "i", ids)[1:2], {(10 ** 6, 2): {"b": 3.0, "c": 2.0}}, machine, 10, "m", "i", "h")
+    assert slower.rule_for(600, 2).run_threads == 1              # fewer threads measured faster
+    assert (slower.rule_for(10 ** 6, 2).variant, slower.rule_for(10 ** 6, 2).measured) == ("c", False)
+    with pytest.raises(RequestError, match="no ok measurement of m on j"):
+        measured_times(rows, "m", "j", ids)
