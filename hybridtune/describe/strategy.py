@@ -1,12 +1,13 @@
-"""Tuning strategies, spelled the same on the command line and in scenario files: preselect:P, top_k:K, run_all, random:K[:SEED]."""
+"""Tuning strategies, spelled the same on the command line and in scenario files: preselect:P, top_k:K, run_all, random:K[:SEED], hybrid[:P]."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 
-STRATEGIES = ("preselect", "top_k", "run_all", "random")
-SPELLINGS = "preselect:P (percent), top_k:K, run_all or random:K[:SEED]"
+STRATEGIES = ("preselect", "top_k", "run_all", "random", "hybrid")
+SPELLINGS = "preselect:P (percent), top_k:K, run_all, random:K[:SEED] or hybrid[:P] (a probability)"
+HYBRID_STOP = 0.05
 
 
 @dataclass(frozen=True)
@@ -15,6 +16,7 @@ class Strategy:
     deviation_percent: float = 5.0
     k: int = 0
     seed: int = 0
+    stop: float = HYBRID_STOP       # hybrid: stop when no variant beats the best with this chance
 
     @property
     def spelling(self) -> str:
@@ -24,6 +26,8 @@ class Strategy:
             return f"top_k:{self.k}"
         if self.name == "random":
             return f"random:{self.k}:{self.seed}"
+        if self.name == "hybrid":
+            return f"hybrid:{self.stop:g}"
         return self.name
 
 
@@ -41,6 +45,14 @@ def parse_strategy(text: object) -> Strategy:
     parts = rest.split(":") if rest else []
     if name == "run_all" and not parts:
         return Strategy("run_all")
+    if name == "hybrid" and len(parts) <= 1:
+        try:
+            stop = float(parts[0]) if parts else HYBRID_STOP
+        except ValueError:
+            stop = math.nan
+        if not 0 < stop < 1:
+            raise ValueError(f"hybrid:P with P a probability between 0 and 1 (got '{parts[0]}')")
+        return Strategy("hybrid", stop=stop)
     if name == "preselect" and len(parts) == 1:
         try:
             percent = float(parts[0])

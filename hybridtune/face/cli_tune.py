@@ -33,8 +33,10 @@ def install_handlers() -> None:
 
 
 def add_arguments(tune) -> None:
-    tune.add_argument("--strategy", metavar="S", help="preselect:P (percent), top_k:K, run_all or "
-                      "random:K[:SEED] (default: the scenario's)")
+    tune.add_argument("--strategy", metavar="S", help="preselect:P (percent), top_k:K, run_all, "
+                      "random:K[:SEED] or hybrid[:P] (default: the scenario's)")
+    tune.add_argument("--max-measurements", type=int, metavar="K", help="hybrid: measure at "
+                      "most K variants per configuration")
     tune.add_argument("--time-limit", type=float, metavar="SECONDS", help="cap on the whole run's "
                       "wall time (default under Slurm: the job's remaining time less a margin); "
                       "what is not measured by then is reported and exit code 3 says: rerun")
@@ -129,9 +131,14 @@ def cmd_tune(args, launch) -> int:
 
 def _request(scenario, strategy, options, args, limit, shard):
     from hybridtune.face.tuning import TuneRequest
+    if args.max_measurements is not None and args.max_measurements < 1:
+        raise RequestError(f"--max-measurements {args.max_measurements}: expected a count >= 1")
+    if args.max_measurements is not None and strategy.name != "hybrid":
+        raise RequestError(f"--max-measurements {args.max_measurements}: only the hybrid "
+                           f"strategy stops by itself (this run's is {strategy.spelling})")
     return TuneRequest(scenario, strategy, options, args.n,
                        tuple(args.threads) if args.threads else None, limit, args.fresh,
-                       args.retry_failed, shard)
+                       args.retry_failed, shard, args.max_measurements)
 
 
 def _run(request, store, launch, args):
@@ -153,7 +160,8 @@ def _run(request, store, launch, args):
         progress.close()
         lines = ranking_lines(plan.configuration, list(plan.ranking), list(plan.shortlisted),
                               args.head)
-        print("\n".join(lines + [plan_line(plan)]), file=out, flush=True)
+        print("\n".join(lines + [plan_line(plan, request.strategy.spelling)]), file=out,
+              flush=True)
 
     executor = InlineExecutor() if launch.size == 1 else NodeExecutor(launch)
     analyses = None if launch.size == 1 else PooledExecutor(
@@ -190,6 +198,8 @@ def _finish(result, strategy, args) -> int:
         records.append(record)
     for note in thread_notes(records):
         print(note, file=out)
+    for note in result.notes:
+        print(f"hybrid {note}", file=out)
     left = sum(len(outcome.not_measured) for outcome in result.outcomes)
     print(f"predict {result.t_predict_s:.1f} s, plan {result.t_plan_s:.1f} s, build "
           f"{result.t_build_s:.1f} s, measure "
@@ -200,7 +210,8 @@ def _finish(result, strategy, args) -> int:
         print(json.dumps({"configurations": records, "complete": result.complete,
                           "t_predict_s": result.t_predict_s, "t_plan_s": result.t_plan_s,
                           "t_build_s": result.t_build_s,
-                          "t_measure_s": result.t_measure_s, "wall_s": result.wall_s}, indent=1))
+                          "t_measure_s": result.t_measure_s, "wall_s": result.wall_s,
+                          "notes": list(result.notes)}, indent=1))
     return 0 if result.complete else EXIT_INCOMPLETE
 
 

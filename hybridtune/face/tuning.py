@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from hybridtune.describe.configuration import Configuration
 from hybridtune.describe.scenario import Scenario
 from hybridtune.describe.strategy import Strategy
+from hybridtune.face.hybrid_tuning import run_hybrid, searches
 from hybridtune.face.offline import predict_scenario
 from hybridtune.generate.pool import pool_for
 from hybridtune.measure.provenance import build_identity, code_sha256
@@ -37,6 +38,7 @@ class TuneRequest:
     fresh: bool = False
     retry_failed: bool = False
     shard: tuple = (0, 1)           # (I, N): measure only variants whose id sorts into shard I of N
+    max_measurements: int | None = None     # hybrid: at most this many per configuration
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,7 @@ class TuneResult:
     t_build_s: float
     t_measure_s: float
     wall_s: float
+    notes: tuple = ()               # what the run wants its user to know (the hybrid prior)
 
 
 def row_ok(row: dict) -> bool:
@@ -297,20 +300,35 @@ def tune(request: TuneRequest, store, executor, workers: int, hardware_id: str,
         if on_planned:
             on_planned(plan)
     mark = time.monotonic()
-    codes = list(dict.fromkeys(task.generated.code for plan in plans for task in plan.tasks))
-    if on_phase:
+    hybrid = request.strategy.name == "hybrid"
+    # hybrid builds each variant where it is measured: most of its candidates never are
+    codes = [] if hybrid else list(dict.fromkeys(task.generated.code for plan in plans
+                                                 for task in plan.tasks))
+    if on_phase and codes:
         on_phase("builds", len(codes))
     spread_builds(executor, codes, on_built)
     t_build = time.monotonic() - mark
     mark = time.monotonic()
-    if on_phase:
-        on_phase("measurements", sum(len(plan.tasks) for plan in plans))
     collector = Collector(store, on_result)
-    new, left = run_tasks(executor, plans, request.options, collector, deadline)
+    notes = ()
+    if hybrid:
+        found, note = searches(plans, store, request.scenario.machine.sha256, hardware_id,
+                               request.strategy.stop, request.max_measurements)
+        notes = (note,)
+        if on_phase:
+            on_phase("measurements (hybrid: until no variant is likely faster)",
+                     sum(min(len(plan.tasks), request.max_measurements or len(plan.tasks))
+                         for plan in plans))
+        new, left = run_hybrid(executor, plans, found, request.options, collector, deadline,
+                               task_cost(request.options))
+    else:
+        if on_phase:
+            on_phase("measurements", sum(len(plan.tasks) for plan in plans))
+        new, left = run_tasks(executor, plans, request.options, collector, deadline)
     rows = [{**plan.reused, **new[index]} for index, plan in enumerate(plans)]
     retimed = retime(executor, plans, rows, new, request.options, collector, deadline, on_phase)
     t_measure = time.monotonic() - mark
     outcomes = tuple(Outcome(plan, rows[index], len(new[index]), tuple(left[index]),
                              retimed[index]) for index, plan in enumerate(plans))
     return TuneResult(outcomes, offline, not any(left.values()), t_predict, t_plan, t_build,
-                      t_measure, time.monotonic() - started)
+                      t_measure, time.monotonic() - started, notes)

@@ -29,7 +29,8 @@ def random_k(ranking: list[VariantPrediction], k: int, seed: int) -> list[Varian
 
 
 def shortlist(ranking: list[VariantPrediction], strategy: Strategy) -> list[VariantPrediction]:
-    """The variants the strategy measures: preselect (deviation), top_k, random or run_all."""
+    """The variants the strategy measures: preselect (deviation), top_k, random or run_all; for
+    hybrid every ranked variant is a candidate, the measurements decide how many run."""
     if strategy.name == "preselect":
         return within_deviation(ranking, strategy.deviation_percent)
     if strategy.name == "top_k":

@@ -13,7 +13,11 @@ def measured_note(row: dict) -> str:
     return f"{where}: {row['status']} {row['id']}"
 
 
-def plan_line(plan) -> str:
+def plan_line(plan, strategy: str = "") -> str:
+    if strategy.startswith("hybrid"):
+        return (f"  {len(plan.shortlisted)} candidates ({strategy}): {len(plan.reused)} from the "
+                f"store; the rest measured in order of expected improvement until none is "
+                f"likely faster than the best")
     return (f"  {len(plan.shortlisted)} shortlisted: {len(plan.reused)} from the store, "
             f"{len(plan.tasks)} to measure")
 

@@ -1,0 +1,139 @@
+"""The hybrid strategy's run: per configuration a belief from the trained model (or the offline model alone), one measurement dispatched at a time per free node, the belief conditioned on each result, stopping when no variant is likely to beat the best."""
+
+from __future__ import annotations
+
+import math
+import time
+from concurrent.futures import FIRST_COMPLETED, wait
+from dataclasses import dataclass, field
+
+from hybridtune.learn.hybrid import Belief, prior_belief
+from hybridtune.learn.persist import latest_models, load_model
+from hybridtune.learn.table import joined_rows, latest_predictions
+from hybridtune.measure.runner import MeasureOptions, measure
+
+
+@dataclass
+class Search:
+    """One configuration's search: its belief over plan.shortlisted (all ranked variants)."""
+    index: int
+    belief: Belief
+    ids: list
+    stop: float
+    limit: int
+    best: int | None = None
+    best_row: dict | None = None
+    busy: set = field(default_factory=set)
+    excluded: set = field(default_factory=set)   # failed for good: never measured again
+    done: bool = False
+
+    def observe(self, position: int, row: dict) -> None:
+        self.busy.discard(position)
+        if row["status"] == "ok" and row.get("median_s") and math.isfinite(row["median_s"]):
+            self.belief.observe(position, math.log(row["median_s"]))
+            if self.best is None or row["median_s"] < self.best_row["median_s"]:
+                self.best, self.best_row = position, row
+        else:
+            self.excluded.add(position)
+
+    def next_pick(self) -> int | None:
+        """The next variant to measure, or None (and done) when the search has ended."""
+        if self.done:
+            return None
+        tried = len(self.belief.observed) + len(self.excluded)
+        if tried + len(self.busy) >= self.limit:
+            self.done = not self.busy
+            return None
+        if self.best is not None:
+            ci = self.best_row.get("ci_rel")
+            chances = self.belief.chances(math.log(self.best_row["median_s"]),
+                                          ci if ci is not None and math.isfinite(ci) else 0.0)
+            chances[list(self.busy | self.excluded)] = 0.0
+            if chances.max() < self.stop:
+                self.done = not self.busy
+                return None
+        best_log = None if self.best is None else math.log(self.best_row["median_s"])
+        pick = self.belief.next_pick(best_log, self.busy | self.excluded)
+        if pick is None:
+            self.done = not self.busy
+        return pick
+
+
+def prior_model(store, machine_sha256: str, hardware_id: str):
+    """The stored Gaussian process for this machine file and hardware, with the store's rows, or
+    None."""
+    models = store.frame("models")
+    record = latest_models(models, machine_sha256).get("gp") if not models.empty else None
+    if record is None or record["hardware_id"] != hardware_id:
+        return None
+    rows = joined_rows(store.frame("variant_predictions"), store.frame("measurements"),
+                       machine_sha256, hardware_id)
+    return load_model(record, rows)
+
+
+def searches(plans: list, store, machine_sha256: str, hardware_id: str, stop: float,
+             max_measurements: int | None) -> tuple[list, str]:
+    """A search per plan, its belief conditioned on the rows the store already answers."""
+    fitted = prior_model(store, machine_sha256, hardware_id)
+    latest, _, _ = latest_predictions(store.frame("variant_predictions"), machine_sha256)
+    features = {tuple(key): f for key, f in zip(
+        latest[["method", "ivp", "n", "threads", "variant"]].itertuples(index=False),
+        latest["features"])}
+    out, note = [], ""
+    for index, plan in enumerate(plans):
+        c = plan.configuration
+        ids = [p.id for p in plan.shortlisted]
+        rows = [features.get((c.method.name, c.ivp.name, c.n, c.threads, vid), {}) for vid in ids]
+        belief, note = prior_belief(fitted, ids, rows, [p.predicted_s for p in plan.shortlisted])
+        search = Search(index, belief, ids, stop, max_measurements or len(ids))
+        for position, vid in enumerate(ids):
+            if vid in plan.reused:
+                search.observe(position, plan.reused[vid])
+        out.append(search)
+    return out, note
+
+
+def run_hybrid(executor, plans: list, found: list, options: MeasureOptions, collector,
+               deadline: float | None, task_cost: float) -> tuple[dict, dict]:
+    """Dispatch each search's next pick to a free node until every search has ended (or the
+    deadline); the new rows and, where the deadline stopped a search, its next pick as left."""
+    tasks = [{task.generated.variant_id: task for task in plan.tasks} for plan in plans]
+    new: dict = {index: {} for index in range(len(plans))}
+    left: dict = {index: [] for index in range(len(plans))}
+    running: dict = {}
+    while True:
+        progressed = True
+        while len(running) < executor.capacity and progressed:
+            progressed = False
+            for search in found:
+                if len(running) >= executor.capacity:
+                    break
+                pick = search.next_pick()
+                if pick is None:
+                    continue
+                vid = search.ids[pick]
+                if deadline is not None and time.monotonic() + task_cost > deadline:
+                    left[search.index] = [vid]
+                    search.done = True
+                    continue
+                task = tasks[search.index].get(vid)
+                if task is None:            # answered by the store but not observable: skip it
+                    search.excluded.add(pick)
+                    progressed = True
+                    continue
+                search.busy.add(pick)
+                running[executor.submit(measure, task, options)] = (search, pick)
+                progressed = True
+        if not running:
+            return new, left
+        done, _ = wait(list(running), timeout=0.5, return_when=FIRST_COMPLETED)
+        for future in done:
+            search, pick = running.pop(future)
+            row = collector.take(plans[search.index], future.result())
+            if row is None:
+                search.busy.discard(pick)
+                left[search.index] = [search.ids[pick]]
+                search.done = True
+            else:
+                new[search.index][row["id"]] = row
+                search.observe(pick, row)

@@ -1,0 +1,104 @@
+"""tune --strategy hybrid: the offline model as prior without a trained model, the trained Gaussian process with one, the stopping rule, --max-measurements, two emulated nodes, bad input."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from tune_support import BIN, measurement_rows, run
+from hybridtune.describe.library import PROJECT_ROOT
+from hybridtune.store import Store
+
+pytestmark = pytest.mark.slow
+
+LEARN = PROJECT_ROOT / "tests" / "data" / "learn"
+SCENARIO = str(LEARN / "learn.scenario.yaml")
+
+
+@pytest.fixture
+def fixture_copy(tmp_path):
+    """The learning fixture (every variant of skeleton F measured on four IVPs at n 600 and 6000,
+    on the host that made it): its predictions are reused, its measurements are ignored with
+    --fresh."""
+    path = tmp_path / "store.h5"
+    shutil.copy(LEARN / "fixture.h5", path)
+    return path
+
+
+def hybrid(store, *extra, ranks=0):
+    command = [str(BIN / "hybridtune"), "tune", SCENARIO, "--db", str(store), "-n", "6000",
+               "--budget", "0.2", "--strategy", "hybrid", "--fresh", "--head", "0", "--json",
+               *extra]
+    return run([str(BIN / "mpiexec"), "-n", str(ranks), *command] if ranks else command)
+
+
+def measured_once(store, before: int) -> bool:
+    """Every variant measured by this run (rows after the first `before`) was timed alone once
+    per configuration."""
+    counts: dict = {}
+    for row in measurement_rows(store)[before:]:
+        if row["timing"] == "alone":
+            key = (row["ivp"], row["n"], row["id"])
+            counts[key] = counts.get(key, 0) + 1
+    return bool(counts) and set(counts.values()) == {1}
+
+
+def test_without_a_model_the_offline_model_is_the_prior_and_says_so(fixture_copy):
+    before = len(measurement_rows(fixture_copy))
+    done = hybrid(fixture_copy)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert any("the offline model itself" in note for note in result["notes"])
+    assert "the offline model itself with a spread of 0.5" in done.stderr
+    for record in result["configurations"]:
+        assert record["strategy"] == "hybrid:0.05" and record["pool"] == 32
+        assert 1 <= record["measured_now"] <= 32
+        assert record["chosen"]["id"] in record["shortlisted"]
+    assert measured_once(fixture_copy, before)
+
+
+def test_a_trained_model_is_the_prior_and_fewer_variants_are_measured(fixture_copy):
+    trained = run([str(BIN / "hybridtune"), "train", "--db", str(fixture_copy), "--kind", "gp"])
+    assert trained.returncode == 0, trained.stderr
+    done = hybrid(fixture_copy)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert any("trained Gaussian process" in note for note in result["notes"])
+    measured = [record["measured_now"] for record in result["configurations"]]
+    # the model has seen these pools: it stops well before measuring every variant
+    assert all(1 <= count < 32 for count in measured), measured
+    with Store.open(fixture_copy, "r") as store:
+        frame = store.frame("measurements")
+    for record in result["configurations"]:
+        mine = frame[(frame.ivp == record["ivp"]) & (frame.n == 6000)]
+        assert record["chosen"]["id"] in set(mine.id)
+
+
+def test_max_measurements_caps_every_configuration(fixture_copy):
+    done = hybrid(fixture_copy, "--max-measurements", "3")
+    assert done.returncode == 0, done.stderr
+    assert all(record["measured_now"] <= 3 for record in json.loads(done.stdout)["configurations"])
+
+
+@pytest.mark.mpi
+def test_two_ranks_run_the_hybrid_search_with_one_measurement_in_flight_each(fixture_copy):
+    before = len(measurement_rows(fixture_copy))
+    done = hybrid(fixture_copy, "--max-measurements", "4", ranks=2)
+    assert done.returncode == 0, done.stderr
+    records = json.loads(done.stdout)["configurations"]
+    assert all(1 <= record["measured_now"] <= 4 for record in records)
+    assert measured_once(fixture_copy, before)
+
+
+@pytest.mark.parametrize("extra, expected", [
+    (["--strategy", "hybrid:2"], "hybrid:P with P a probability between 0 and 1"),
+    (["--strategy", "hybrid", "--max-measurements", "0"], "--max-measurements 0: expected a count"),
+    (["--strategy", "top_k:3", "--max-measurements", "3"], "only the hybrid strategy stops"),
+])
+def test_bad_hybrid_requests_are_refused_before_anything_is_written(tmp_path, extra, expected):
+    store = tmp_path / "never.h5"
+    done = run([str(BIN / "hybridtune"), "tune", SCENARIO, "--db", str(store), *extra])
+    assert done.returncode == 2 and expected in done.stderr, done.stderr
+    assert done.stderr.count("error:") == 1 and not store.exists()
