@@ -116,16 +116,43 @@ def cmd_evaluate(args) -> int:
     if not 0 < args.stop < 1:
         raise RequestError(f"--stop {args.stop:g}: expected a probability in (0, 1)")
     rows, _ = read_rows(args.db)
+    regimes = offline_by_machine(args.db)
     result = evaluate(rows, args.stop)
     if args.json:
         print(json.dumps({"strategies": result.strategies, "accuracy": result.accuracy,
                           "first_pick_within_5pct": result.first_pick,
                           "configurations": result.configurations, "curves": result.curves,
-                          "notes": result.notes},
+                          "offline_by_regime": regimes, "notes": result.notes},
                          indent=1))
         return 0
-    print("\n".join(evaluation_lines(result)))
+    print("\n".join(evaluation_lines(result) + regime_lines(regimes)))
     return 0
+
+
+def offline_by_machine(path: str) -> dict:
+    """Per machine file the store predicted with (named by its runs): the offline model's error
+    per size regime; before and after a change to the machine file, for instance."""
+    from hybridtune.learn.evaluate import regime_errors
+    from hybridtune.learn.table import joined_rows, machine_files
+    from hybridtune.store import Store
+    with Store.open(path, "r") as store:
+        predictions, measurements = store.frame("variant_predictions"), store.frame("measurements")
+        runs = store.frame("runs")
+    names = {sha: path for sha, path in zip(runs.get("machine_sha256", []),
+                                             runs.get("machine_file", [])) if path}
+    return {sha: {"machine_file": names.get(sha, ""),
+                  "regimes": regime_errors(joined_rows(predictions, measurements, sha))}
+            for sha in machine_files(predictions)}
+
+
+def regime_lines(regimes: dict) -> list[str]:
+    lines = ["offline model per size regime (median relative error; median predicted/measured):"]
+    for sha, entry in regimes.items():
+        parts = [f"{name} {r['median_rel_error']:.3f}; {r['median_ratio']:.2f} ({r['rows']} rows)"
+                 for name, r in entry["regimes"].items()]
+        lines.append(f"  machine file {sha[:12]} ({entry['machine_file'] or 'unnamed'}): "
+                     + ", ".join(parts))
+    return lines
 
 
 def evaluation_lines(result) -> list[str]:

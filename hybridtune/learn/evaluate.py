@@ -12,7 +12,7 @@ from scipy.stats import kendalltau
 from hybridtune.errors import RequestError
 from hybridtune.learn import metrics, replay
 from hybridtune.learn.table import CONFIG, Rows
-from hybridtune.learn.train import MIN_ROWS, fit
+from hybridtune.learn.train import MIN_ROWS, fit, regime
 
 WHOLE_POOL = 0.95        # a configuration with ok measurements of this share of its pool
 RANDOM_SEEDS = 20
@@ -195,3 +195,18 @@ def _mean_curve(curves: list) -> list:
     """The mean of curves of unequal length, each held at its last value."""
     width = max(len(c) for c in curves)
     return np.mean([c + [c[-1]] * (width - len(c)) for c in curves], axis=0).tolist()
+
+
+def regime_errors(rows: Rows) -> dict:
+    """The offline model's median relative error per size regime (the cache level one step's
+    working set fits in) over the measured rows."""
+    measured = rows.measured
+    if measured.empty:
+        return {}
+    error = (measured["predicted_s"] - measured["median_s"]).abs() / measured["median_s"]
+    regimes = measured["features"].map(regime)
+    return {name: {"rows": int((regimes == name).sum()),
+                   "median_rel_error": float(error[regimes == name].median()),
+                   "median_ratio": float((measured["predicted_s"] / measured["median_s"])[
+                       regimes == name].median())}
+            for name in ("L1", "L2", "L3", "MEM") if (regimes == name).any()}

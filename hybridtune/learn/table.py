@@ -42,7 +42,7 @@ class Rows:
 def latest_predictions(predictions: pd.DataFrame, machine_sha256: str | None = None
                        ) -> tuple[pd.DataFrame, str, str]:
     """Per (method, IVP, n, threads, variant) the last stored prediction with a feature row, of one
-    machine file (the given one, else the one with most rows) and one feature schema."""
+    machine file (the given one, else the last one predicted with) and one feature schema."""
     if predictions.empty:
         raise RequestError("the store holds no variant predictions: run `hybridtune predict` "
                            "(or tune) on it first")
@@ -53,8 +53,8 @@ def latest_predictions(predictions: pd.DataFrame, machine_sha256: str | None = N
         raise RequestError("the store's variant predictions have no feature rows (written before "
                            "schema 4): run `hybridtune predict` on it again to add them")
     machines = usable["features"].map(lambda f: f["machine_sha256"])
-    if machine_sha256 is None:
-        machine_sha256 = machines.value_counts().index[0]
+    if machine_sha256 is None:      # the machine file predicted with last (a fixed probe, say)
+        machine_sha256 = machines.iloc[-1]
     usable = usable[machines == machine_sha256]
     if usable.empty:
         raise RequestError(f"the store has no predictions for machine file {machine_sha256[:12]}")
@@ -94,3 +94,12 @@ def joined_rows(predictions: pd.DataFrame, measurements: pd.DataFrame,
                              for name in columns})
     frame = latest.merge(best[columns], on=list(KEY), how="left")
     return Rows(frame, schema, machine)
+
+
+def machine_files(predictions: pd.DataFrame) -> list[str]:
+    """The machine files (sha256) the store's feature rows were predicted with, first used first."""
+    found: dict = {}
+    for features in predictions["features"] if not predictions.empty else []:
+        if isinstance(features, dict) and "machine_sha256" in features:
+            found.setdefault(features["machine_sha256"], None)
+    return list(found)
