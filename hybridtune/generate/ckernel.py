@@ -147,8 +147,8 @@ def block_loops(ivp: IVP, blocks: tuple, body, indent: str) -> list[str]:
             repeat = to_c(substitute(block.repeat, rename))
             stride = to_c(substitute(block.stride, rename))
             out.append(f"{indent}for (long ht_r = 0; ht_r < {repeat}; ++ht_r) {{")
-            out.append(f"{indent}    const long ht_b = {first} + ht_r * ({stride});")
-            out.append(f"{indent}    for (long j = ht_max(lo, ht_b); j < ht_min(hi, ht_b + ({size})); ++j) {{")
+            out.append(f"{indent}    const long ht_start = {first} + ht_r * ({stride});")
+            out.append(f"{indent}    for (long j = ht_max(lo, ht_start); j < ht_min(hi, ht_start + ({size})); ++j) {{")
             out += [indent + "        " + line for line in inner]
             out.append(indent + "    }")
             out.append(indent + "}")

@@ -49,3 +49,15 @@ def test_kernel_is_specialised_on_method_and_ivp(default_scenario, radau7):
     assert repr(radau7.A[3][3]) in lc and "ht_A" not in lc   # unrolled: literals, no table
     lc_ilj = kernel_function(default_scenario.template_map["LC"], "LC_ilj", radau7, ivp, "k").code
     assert "ht_A[l][i]" in lc_ilj                          # a run-time stage loop reads the table
+
+
+def test_a_repeated_block_inside_a_stage_loop_keeps_the_weights_table(default_scenario, radau7):
+    """Heat2D's edges recur every g components: the loop over their starts must not shadow the
+    method's tables (a block start once named ht_b hid ht_b[i] and the kernel did not compile)."""
+    ivp = load_named("ivp", "Heat2D", Path("."))
+    template = default_scenario.template_map["RHS_Approx"]
+    code = kernel_function(template, "RHS_Approx_ij", radau7, ivp, "k").code
+    assert "ht_b[i]" in code and "for (long ht_r = 0;" in code
+    declared = {line.split("=")[0].split()[-1] for line in code.splitlines()
+                if line.strip().startswith(("const long", "long ", "double "))}
+    assert not declared & {"ht_A", "ht_b", "ht_c"}
