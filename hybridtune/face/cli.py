@@ -16,6 +16,8 @@ from hybridtune.face.cli_store import add_arguments as add_store_arguments
 from hybridtune.face.cli_store import cmd_store
 from hybridtune.face.cli_learn import add_arguments as add_learn_arguments
 from hybridtune.face.cli_learn import cmd_evaluate, cmd_train
+from hybridtune.face.cli_report import add_arguments as add_report_arguments
+from hybridtune.face.cli_report import cmd_report
 from hybridtune.face.cli_tune import add_arguments as add_tune_arguments
 from hybridtune.face.cli_tune import tune_main
 
@@ -114,6 +116,7 @@ def _parser() -> argparse.ArgumentParser:
 
     add_store_arguments(sub, _Parser)
     add_learn_arguments(sub)
+    add_report_arguments(sub)
 
     method = sub.add_parser("method", help="write a collocation method's description file")
     method.add_argument("family", help="gauss, radauIA, radauIIA or lobattoIIIC")
@@ -346,7 +349,7 @@ COMMANDS = {"check": _cmd_check, "variants": _cmd_variants, "solve": _cmd_solve,
             "measure": _cmd_measure, "export": _cmd_export,
             "predict": cmd_predict, "machine": cmd_machine, "store": cmd_store,
             "train": cmd_train, "evaluate": cmd_evaluate,
-            "method": _cmd_method}
+            "method": _cmd_method, "report": cmd_report}
 
 
 def _report(error: Exception) -> int:

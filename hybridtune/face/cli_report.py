@@ -1,0 +1,186 @@
+"""`hybridtune report`: a store described as one HTML page with PNG plots, written whole into a folder or not at all."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import uuid
+from pathlib import Path
+
+from hybridtune.errors import RequestError
+
+PAGE = "index.html"
+
+
+def add_arguments(sub) -> None:
+    report = sub.add_parser("report", help="write an HTML page with plots describing a store "
+                            "(typically a ground-truth store): strategies, model accuracy, "
+                            "rankings, scaling")
+    report.add_argument("--db", required=True, metavar="FILE", help="the store to describe")
+    report.add_argument("-o", "--output", required=True, metavar="DIR",
+                        help="folder for index.html and the plots (new, empty, or holding a "
+                             "previous report, which is replaced)")
+
+
+def check_output(output: str) -> Path:
+    """The report folder, refused when it is a file or a non-empty folder without a report."""
+    folder = Path(output)
+    if folder.exists() or folder.is_symlink():
+        if not folder.is_dir():
+            raise RequestError(f"-o {output}: expected a folder, found a file")
+        if any(folder.iterdir()) and not (folder / PAGE).is_file():
+            raise RequestError(f"-o {output}: the folder is not empty and holds no previous "
+                               f"report ({PAGE}); choose a new or empty folder")
+    return folder
+
+
+def read_store(path: str) -> dict:
+    """The frames a report needs (runs, measurements, variant predictions), read-only."""
+    from hybridtune.store import Store
+    if not Path(path).is_file():
+        raise RequestError(f"--db {path}: no such store")
+    with Store.open(path, "r") as store:
+        return {name: store.frame(name)
+                for name in ("runs", "measurements", "variant_predictions")}
+
+
+def _hardware(measurements) -> list:
+    out = []
+    for hardware_id, group in measurements.groupby("hardware_id", sort=False):
+        facts = next((h for h in group["hardware"] if isinstance(h, dict)), {})
+        out.append({"hardware_id": hardware_id, "model": facts.get("model", ""),
+                    "vendor": facts.get("vendor", ""), "caches": facts.get("caches", []),
+                    "measurements": len(group)})
+    return out
+
+
+def build(frames: dict) -> dict:
+    """Everything the page shows: evaluation (or why not), drawn plots and missing ones, notes."""
+    from hybridtune.learn.evaluate import evaluate, regime_errors
+    from hybridtune.learn.table import KEY, best_measurements, joined_rows
+    from hybridtune.report import plots
+    from hybridtune.report.plots import Missing
+    measurements, predictions = frames["measurements"], frames["variant_predictions"]
+    if measurements.empty and predictions.empty:
+        raise RequestError("the store holds neither measurements nor variant predictions: "
+                           "nothing to report")
+    notes, drawn, missing = [], [], []
+    rows, why = None, ""
+    try:
+        rows = joined_rows(predictions, measurements)
+    except RequestError as error:
+        why = str(error)
+    best = best_measurements(measurements)
+    ok = measurements[measurements["status"] == "ok"] if not measurements.empty else measurements
+    if len(best) and ok["hardware_id"].nunique() > 1:
+        left = int((ok["hardware_id"] != best["hardware_id"].iloc[0]).sum())
+        notes.append(f"plots use hardware {best['hardware_id'].iloc[0]} (the most ok "
+                     f"measurements); {left} ok measurements of other hardware are left out")
+    evaluation = None
+    if rows is not None and rows.measured.empty:
+        why = "the store holds no ok measurement of a predicted variant"
+    elif rows is not None:
+        try:
+            evaluation = evaluate(rows)
+        except RequestError as error:
+            why = str(error)
+    measured = rows.measured if rows is not None else None
+    if evaluation is not None and evaluation.predictions:
+        evaluated = {p["ivp"] for p in evaluation.predictions}
+        chosen = plots.representative(measured[measured["ivp"].isin(evaluated)])
+        drawn += [plots.predicted_vs_measured(evaluation.predictions),
+                  plots.ranking(evaluation.predictions, chosen),
+                  plots.best_found(evaluation.curves)]
+    else:
+        reason = f"no evaluation ({why})"
+        missing += [Missing("Predicted against measured", reason),
+                    Missing("Ranking with uncertainty", reason),
+                    Missing("Best-found curves", reason)]
+    if best.empty:
+        missing += [Missing("Time per component", "the store holds no ok measurement"),
+                    Missing("Speedup", "the store holds no ok measurement")]
+    else:
+        features = {} if rows is None else dict(zip(
+            map(tuple, rows.frame[list(KEY)].itertuples(index=False)), rows.frame["features"]))
+        drawn.append(plots.time_per_component(plots.fastest(best), features))
+        table = plots.speedups(plots.fastest(best))
+        if table.empty:
+            counts = sorted(set(best["threads"].astype(int)))
+            missing.append(Missing("Speedup", "every IVP and n was measured at one thread count "
+                                   f"only ({', '.join(map(str, counts))}), so there is no "
+                                   "speedup to show"))
+        else:
+            drawn.append(plots.speedup(table))
+    if measured is not None and len(measured):
+        drawn.append(plots.ecm_breakdown(measured, plots.representative(measured)))
+    else:
+        missing.append(Missing("ECM contributions", why or "no measured variant with an "
+                               "offline prediction"))
+    order = ["predicted_vs_measured.png", "ranking.png", "best_found.png",
+             "time_per_component.png", "speedup.png", "ecm_breakdown.png"]
+    drawn.sort(key=lambda plot: order.index(plot.file))
+    regimes = {} if rows is None else {"machine_sha256": rows.machine_sha256,
+                                       "regimes": regime_errors(rows)}
+    return {"evaluation": evaluation, "why": why, "plots": drawn, "missing": missing,
+            "regimes": regimes,
+            "notes": notes, "hardware": _hardware(measurements) if len(measurements) else [],
+            "counts": ([] if measurements.empty else
+                       measurements.groupby(["status", "timing"]).size().reset_index(
+                           name="count").to_dict("records"))}
+
+
+def write_report(folder: Path, files: dict, plots: list) -> None:
+    """Write the page and the plots into a staging folder beside `folder`, then put it in
+    folder's place (a previous report is replaced only once the new one is whole)."""
+    folder = Path(os.path.abspath(folder))        # "." and ".." resolved: the name is real
+    parent = folder.parent
+    parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=".partial", dir=parent))
+    old = parent / f".{folder.name}.{uuid.uuid4().hex[:12]}.old"
+    try:
+        for plot in plots:
+            plot.figure.savefig(staging / plot.file, format="png")
+        for name, text in files.items():
+            (staging / name).write_text(text, encoding="utf-8")
+        os.chmod(staging, 0o777 & ~_umask())
+        if folder.exists():
+            folder.rename(old)
+        staging.rename(folder)
+    except BaseException:
+        if old.exists() and not folder.exists():
+            old.rename(folder)
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _named(regimes: dict, runs) -> dict:
+    """The regime errors with the machine file's path as the runs name it."""
+    if not regimes:
+        return {}
+    names = dict(zip(runs.get("machine_sha256", []), runs.get("machine_file", [])))
+    return {**regimes, "machine_file": names.get(regimes["machine_sha256"], "")}
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def cmd_report(args) -> int:
+    from hybridtune.report.html import page
+    folder = check_output(args.output)
+    frames = read_store(args.db)
+    content = build(frames)
+    runs = frames["runs"][["command", "host", "started_at"]].to_dict("records")
+    text = page(args.db, runs, content["hardware"], content["counts"], content["evaluation"],
+                content["why"], content["plots"], content["missing"], content["notes"],
+                _named(content["regimes"], frames["runs"]))
+    write_report(folder, {PAGE: text}, content["plots"])
+    print(f"wrote {folder / PAGE} with {len(content['plots'])} plot(s): "
+          f"{', '.join(plot.file for plot in content['plots'])}")
+    for item in content["missing"]:
+        print(f"not drawn: {item.title}: {item.reason}")
+    return 0

@@ -1,0 +1,146 @@
+"""The report page as one self-contained HTML text: the store's runs and hardware, the evaluation's tables and the figures by file name."""
+
+from __future__ import annotations
+
+import math
+from html import escape
+
+RUNS_SHOWN = 40
+PREDICTORS = ("offline", "trivial", "linear", "gp")
+STYLE = """
+body { font-family: sans-serif; margin: 2em auto; max-width: 1400px; padding: 0 1em; color: #222; }
+table { border-collapse: collapse; margin: 0.5em 0 1.2em 0; font-size: 0.92em; }
+th, td { border: 1px solid #bbb; padding: 0.25em 0.6em; }
+th { background: #eee; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+img { max-width: 100%; border: 1px solid #ddd; }
+p.caption, p.missing { max-width: 60em; }
+p.missing { color: #a33; }
+"""
+
+
+def _cell(value, numeric: bool = False) -> str:
+    return f"<td class=\"num\">{escape(str(value))}</td>" if numeric else \
+        f"<td>{escape(str(value))}</td>"
+
+
+def _table(header: list, rows: list, numeric_from: int = 1) -> str:
+    """An HTML table; columns from numeric_from on are right-aligned."""
+    head = "".join(f"<th>{escape(str(h))}</th>" for h in header)
+    body = "".join("<tr>" + "".join(_cell(v, i >= numeric_from) for i, v in enumerate(row))
+                   + "</tr>\n" for row in rows)
+    return f"<table>\n<tr>{head}</tr>\n{body}</table>\n"
+
+
+def _number(value: float, form: str) -> str:
+    return "–" if value is None or (isinstance(value, float) and math.isnan(value)) \
+        else format(value, form)
+
+
+def strategy_rows(strategies: dict) -> list:
+    """The strategy table's rows, formatted as the text table of `hybridtune evaluate`."""
+    rows = []
+    for name, s in strategies.items():
+        low, high = s["score_interval"]
+        rows.append([name, f"{s['measured_mean']:.1f}", f"{s['loss_pct_max']:.1f}%",
+                     f"{s['loss_pct_mean']:.2f}%", f"{100 * s['frac_loss_le_1pct']:.0f}%",
+                     f"{s['overhead_pct_mean']:.1f}%", f"{s['gain_pct_mean']:.1f}%",
+                     f"{s['score']:.2f}", f"[{low:.2f}, {high:.2f}]"])
+    return rows
+
+
+def _evaluation(evaluation) -> str:
+    strategies = evaluation.strategies
+    configurations = next(iter(strategies.values()))["configurations"]
+    parts = [f"<h2>Strategies</h2>\n<p>Replayed on {configurations} whole-pool configurations; "
+             "each IVP's models were trained on the other IVPs. |L|: variants measured; loss: "
+             "t_chosen / t_best − 1 (0 where both intervals are narrow and overlap); overhead: "
+             "(Σ t − |L| t_best) / (|L| t_best) over the variants measured; gain: time saved "
+             "against measuring every variant; score: the methodology score against random "
+             "search (1: the best found at once; 0: no better than random).</p>\n",
+             _table(["strategy", "|L| mean", "loss max", "loss mean", "loss ≤ 1%", "overhead",
+                     "gain", "score", "score 95% interval"], strategy_rows(strategies))]
+    rows = []
+    for ivp, a in evaluation.accuracy.items():
+        rows.append([ivp, a["rows"], a["training_rows"]]
+                    + [f"{_number(a[p]['median_rel_error'], '.3f')} / "
+                       f"{_number(a[p]['kendall_tau'], '.2f')}" for p in PREDICTORS])
+    parts += ["<h2>Accuracy on the left-out IVP</h2>\n<p>Median relative error / mean Kendall "
+              "tau over the IVP's configurations, of the offline prediction and of the "
+              "corrections trained without the IVP.</p>\n",
+              _table(["IVP", "rows", "training rows"] + list(PREDICTORS), rows)]
+    shares = evaluation.first_pick
+    parts.append("<h2>First pick</h2>\n<p>The first variant measured was within 5% of the best "
+                 f"in {100 * shares.get('hybrid', 0):.0f}% of the configurations for hybrid, "
+                 f"{100 * shares.get('offline_top1', 0):.0f}% for the offline top-1, and "
+                 f"{100 * shares.get('random', 0):.0f}% for a random pick (expected).</p>\n")
+    if evaluation.notes:
+        parts.append("<ul>" + "".join(f"<li>{escape(n)}</li>" for n in evaluation.notes)
+                     + "</ul>\n")
+    return "".join(parts)
+
+
+def _hardware(hardware: list) -> str:
+    rows = []
+    for item in hardware:
+        caches = ", ".join(f"L{c[0]} {c[1].lower()} {c[2]}" for c in item.get("caches") or []
+                           if isinstance(c, (list, tuple)) and len(c) == 3)
+        rows.append([item["hardware_id"], item.get("model", ""), item.get("vendor", ""),
+                     caches, item["measurements"]])
+    return _table(["hardware id", "model", "vendor", "caches", "measurements"], rows,
+                  numeric_from=4)
+
+
+def _regimes(regimes: dict) -> str:
+    name = regimes.get("machine_file") or "unnamed"
+    rows = [[level, r["rows"], _number(r["median_rel_error"], ".3f"),
+             _number(r["median_ratio"], ".2f")] for level, r in regimes["regimes"].items()]
+    return (f"<h2>Offline model per size regime</h2>\n<p>Machine file "
+            f"{escape(regimes['machine_sha256'][:12])} ({escape(name)}); the regime is the "
+            "cache level one step's working set fits in.</p>\n"
+            + _table(["regime", "measured variants", "median relative error",
+                      "median predicted / measured"], rows))
+
+
+def page(store: str, runs: list, hardware: list, counts: list, evaluation,
+         evaluation_missing: str | None, plots: list, missing: list, notes: list,
+         regimes: dict | None = None) -> str:
+    """The page text. runs: dicts with command, host, started_at; hardware: dicts with
+    hardware_id, model, vendor, caches, measurements; counts: dicts with status, timing, count;
+    evaluation: an Evaluation or None with evaluation_missing saying why; plots: Plot records
+    (their files beside the page); missing: Missing records; notes: sentences; regimes: the
+    offline model's errors per size regime (machine_sha256, machine_file, regimes)."""
+    parts = ["<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n",
+             f"<title>hybridtune report: {escape(store)}</title>\n<style>{STYLE}</style>\n",
+             "</head>\n<body>\n",
+             f"<h1>hybridtune report: {escape(store)}</h1>\n",
+             f"<h2>Runs</h2>\n<p>{len(runs)} run(s) wrote this store.</p>\n",
+             _table(["command", "host", "started at"],
+                    [[r["command"], r["host"], r["started_at"]] for r in runs[:RUNS_SHOWN]],
+                    numeric_from=3)]
+    if len(runs) > RUNS_SHOWN:
+        parts.append(f"<p>… and {len(runs) - RUNS_SHOWN} more runs.</p>\n")
+    parts.append("<h2>Hardware and measurements</h2>\n")
+    parts.append(_hardware(hardware) if hardware else "<p>No measurements.</p>\n")
+    if counts:
+        parts.append(_table(["status", "timing", "measurements"],
+                            [[c["status"], c["timing"], c["count"]] for c in counts],
+                            numeric_from=2))
+    if notes:
+        parts.append("<ul>" + "".join(f"<li>{escape(n)}</li>" for n in notes) + "</ul>\n")
+    if evaluation is not None:
+        parts.append(_evaluation(evaluation))
+    else:
+        parts.append("<h2>Strategies and accuracy</h2>\n<p class=\"missing\">Not evaluated: "
+                     f"{escape(evaluation_missing or 'no evaluation')}.</p>\n")
+    if regimes and regimes.get("regimes"):
+        parts.append(_regimes(regimes))
+    for plot in plots:
+        parts.append(f"<h2>{escape(plot.title)}</h2>\n"
+                     f"<img src=\"{escape(plot.file)}\" alt=\"{escape(plot.title)}\">\n"
+                     f"<p class=\"caption\">{escape(plot.caption)}</p>\n")
+    for item in missing:
+        parts.append(f"<h2>{escape(item.title)}</h2>\n<p class=\"missing\">Not drawn: "
+                     f"{escape(item.reason)}.</p>\n")
+    parts.append("</body>\n</html>\n")
+    return "".join(parts)
