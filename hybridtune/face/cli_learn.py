@@ -24,6 +24,8 @@ def add_arguments(sub) -> None:
     evaluate.add_argument("--db", required=True, metavar="FILE", help="the ground-truth store")
     evaluate.add_argument("--stop", type=float, default=0.05, metavar="P",
                           help="hybrid stops when no variant beats the best with probability P")
+    evaluate.add_argument("--tpe", action="store_true", help="replay Optuna's TPE too, at "
+                          "hybrid's mean count (the optional extra hybridtune[tpe])")
     evaluate.add_argument("--json", action="store_true")
 
 
@@ -115,9 +117,12 @@ def cmd_evaluate(args) -> int:
     from hybridtune.learn.evaluate import evaluate
     if not 0 < args.stop < 1:
         raise RequestError(f"--stop {args.stop:g}: expected a probability in (0, 1)")
+    if args.tpe:
+        from hybridtune.learn.tpe import optuna_module
+        optuna_module()
     rows, _ = read_rows(args.db)
     regimes = offline_by_machine(args.db)
-    result = evaluate(rows, args.stop)
+    result = evaluate(rows, args.stop, with_tpe=args.tpe)
     if args.json:
         print(json.dumps({"strategies": result.strategies, "accuracy": result.accuracy,
                           "first_pick_within_5pct": result.first_pick,

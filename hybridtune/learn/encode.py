@@ -40,12 +40,12 @@ def structure_features(variant: str, features: dict) -> dict:
     for key, value in features.items():
         if key.startswith("tpl_") and key.endswith("_s") and "_T_" not in key:
             out[f"template_share={key[4:-2]}"] = value / predicted
-    for part in _kernel_variants(variant, features):
+    for part in kernel_variants(variant, features):
         out[f"kernel={part}"] = 1.0
     return out
 
 
-def _kernel_variants(variant: str, features: dict) -> list[str]:
+def kernel_variants(variant: str, features: dict) -> list[str]:
     """The kernel variants in a variant id: skeleton_<template>_<order>_<template>_<order>...,
     split by the template names the feature row names."""
     templates = sorted({key[4:-2] for key in features if key.startswith("tpl_") and key.endswith("_s")

@@ -12,10 +12,12 @@ from scipy.stats import kendalltau
 from hybridtune.errors import RequestError
 from hybridtune.learn import metrics, replay
 from hybridtune.learn.table import CONFIG, Rows
+from hybridtune.learn.tpe import optuna_module, tpe
 from hybridtune.learn.train import MIN_ROWS, fit, regime
 
 WHOLE_POOL = 0.95        # a configuration with ok measurements of this share of its pool
 RANDOM_SEEDS = 20
+TPE_SEEDS = 5
 FIRST_WITHIN = 0.05
 CURVE = 64               # best-found curves over the first this many measurements
 
@@ -118,9 +120,13 @@ def _summary(per_config: list[dict]) -> dict:
             "score": float(np.mean(scores)), "score_interval": [low, high]}
 
 
-def evaluate(rows: Rows, stop: float = 0.05, max_rows: int = 2000) -> Evaluation:
+def evaluate(rows: Rows, stop: float = 0.05, max_rows: int = 2000,
+             with_tpe: bool = False) -> Evaluation:
     """Leave one IVP out: models fitted on the other IVPs' measured rows score this IVP's rows, and
-    every strategy is replayed on its whole-pool configurations."""
+    every strategy is replayed on its whole-pool configurations (with_tpe: Optuna's TPE too, at
+    hybrid's mean count)."""
+    if with_tpe:
+        optuna_module()         # refused before anything runs when the extra is missing
     measured = rows.measured
     ivps = sorted(set(measured["ivp"]))
     if len(ivps) < 2:
@@ -177,6 +183,9 @@ def evaluate(rows: Rows, stop: float = 0.05, max_rows: int = 2000) -> Evaluation
             config[f"top_k:{k}"] = _numbers(pool, [replay.top_k(pool, k)])
             config[f"random:{k}"] = _numbers(pool, [replay.random_k(pool, k, seed)
                                                     for seed in range(RANDOM_SEEDS)])
+            if with_tpe:
+                config[f"tpe:{k}"] = _numbers(pool, [tpe(pool, k, seed)
+                                                     for seed in range(TPE_SEEDS)])
     names = [name for name in per_config[0] if name not in ("key", "pool")]
     for name in names:
         strategies[name] = _summary([c[name] for c in per_config])
