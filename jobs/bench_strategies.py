@@ -1,7 +1,7 @@
 """Benchmark of the learned correction and the strategies on the ground truth, without measuring.
 
-(a) `hybridtune evaluate --json` on the ground-truth store: BestVariant, RunAll, preselect:5,
-    preselect:10, top_k:K and random:K (K = hybrid's mean count) and hybrid replayed on every
+(a) `hybridtune evaluate --tpe --json` on the ground-truth store: BestVariant, RunAll, preselect:5,
+    preselect:10, top_k:K, random:K and TPE (K = hybrid's mean count) and hybrid replayed on every
     whole-pool configuration, models trained with each IVP left out and scored on it; the targets
     are checked and written beside the numbers.
 (b) The wall time of `hybridtune train` on a copy of the store and of `hybridtune predict --corrected`
@@ -61,7 +61,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     hybridtune = str(BIN / "hybridtune")
-    evaluate_s, done = timed([hybridtune, "evaluate", "--db", args.db, "--json"])
+    evaluate_s, done = timed([hybridtune, "evaluate", "--db", args.db, "--tpe", "--json"])
     result = json.loads(done.stdout)
     train, predict = [], []
     with tempfile.TemporaryDirectory() as folder:
@@ -78,7 +78,7 @@ def main() -> None:
               "predict_corrected_samples_s": predict, "targets": targets(result), **result}
     out = ROOT / "data" / "bench" / "strategies.json"
     out.write_text(json.dumps(report, indent=1) + "\n")
-    print(subprocess.run([hybridtune, "evaluate", "--db", args.db], capture_output=True,
+    print(subprocess.run([hybridtune, "evaluate", "--db", args.db, "--tpe"], capture_output=True,
                          text=True, cwd=ROOT).stdout)
     print(json.dumps({k: report[k] for k in ("evaluate_s", "train_s", "predict_corrected_s",
                                              "targets")}, indent=1))
