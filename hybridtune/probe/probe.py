@@ -13,6 +13,8 @@ from typing import Callable
 
 from hybridtune.errors import HybridtuneError
 from hybridtune.compiler.build import native_source
+from hybridtune.probe.bandwidth_check import check_bandwidths, check_lines
+from hybridtune.probe.clock import ClockChoice, ClockMeasurement, choose_clock, measure_clock
 from hybridtune.probe.core_model import (CORE_FACTS, CoreLayout, choose_osaca_architecture,
                                            flops_per_cycle, osaca_architectures, port_model)
 from hybridtune.probe.host_facts import CacheFacts, HostFacts, read_host_facts
@@ -27,6 +29,7 @@ SURPASS = 1.5              # ... and at least this multiple of the level below
 MEMORY_FACTOR = 4          # the memory footprint: this multiple of the last level cache
 MEMORY_SHARE_LIMIT = 0.25  # ... but at most this share of the available memory
 LIKE_MEMORY = 1.15         # a cache level this close to memory bandwidth behaves like memory
+PLATEAU = 0.8              # a footprint this close to a level's best bandwidth still lies in it
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,8 @@ class BandwidthPoint:
 
 BandwidthBenchmark = Callable[[str, int, list], list]
 """(kernel name, threads, footprints in bytes) -> one BandwidthPoint per footprint, in order."""
+
+ClockBenchmark = Callable[[], ClockMeasurement]
 
 
 def measure_bandwidth(kernel: str, threads: int, footprints: list, samples: int = 5,
@@ -126,6 +131,45 @@ def level_footprints(facts: HostFacts, cores: list) -> tuple[dict, list]:
     return plan, notes
 
 
+def _best(point: BandwidthPoint) -> float:
+    return max(point.samples_Bps)
+
+
+def last_level_regime(benchmark: BandwidthBenchmark, facts: HostFacts, plan: dict) -> tuple[dict, list]:
+    """The plan with the last cache level's footprints moved to where it measurably holds data.
+
+    A virtual machine may report the host's whole last level cache; a footprint of half of it can
+    then stream from memory, and an upstream throughput taken from it counts the memory time twice
+    (once as that level's transfer, once as the memory bandwidth). When the planned footprint loads
+    no faster than memory, footprints doubling from above the level below are tried and the largest
+    within PLATEAU of the fastest of them is used, if that one is clearly faster than memory.
+    """
+    if len(facts.caches) < 2:
+        return plan, []
+    last, below = f"L{facts.caches[-1].level}", facts.caches[-2]
+    planned, memory_footprint = plan[last][0], plan["MEM"][0]
+    level, memory = (_best(p) for p in _points(benchmark, "load", 1, [planned, memory_footprint]))
+    if level >= LIKE_MEMORY * memory:
+        return plan, []
+    candidates, size = [], int(SURPASS * _used_capacity(below, 1))
+    while size < planned:
+        candidates.append(size)
+        size *= 2
+    points = _points(benchmark, "load", 1, candidates) if candidates else []
+    fastest = max((_best(p) for p in points), default=0.0)
+    head = (f"{last} at the planned {_bytes(planned)} loaded {_gb_s(level)}, like memory "
+            f"({_gb_s(memory)})")
+    if fastest < LIKE_MEMORY * memory:
+        return plan, [f"{head}; no footprint from {_bytes(candidates[0] if candidates else planned)} "
+                      "up was clearly faster: the planned footprint stays"]
+    chosen = max(p.footprint_bytes for p in points if _best(p) >= PLATEAU * fastest)
+    changed = dict(plan)
+    changed[last] = [int(s * chosen / planned) for s in plan[last]]
+    tried = ", ".join(f"{_bytes(p.footprint_bytes)} {_best(p) / 1e9:.1f}" for p in points)
+    return changed, [f"{head}; measured {last} at {_bytes(chosen)} instead, the largest footprint "
+                     f"within {PLATEAU:g} of the fastest (1-core load GB/s: {tried})"]
+
+
 def _gb_s(bps: float) -> str:
     return f"{bps / 1e9:.3f} GB/s"
 
@@ -137,6 +181,15 @@ def _bytes(value: float) -> str:
             text = f"{value / scale:.6f}".rstrip("0").rstrip(".")
             return f"{text} {prefix}B"
     return f"{value:.2f} B"
+
+
+def _points(benchmark: BandwidthBenchmark, kernel: str, cores: int, footprints: list) -> list:
+    points = list(benchmark(kernel, cores, footprints))
+    if len(points) != len(footprints) or not all(
+            isinstance(p, BandwidthPoint) and p.bandwidth_Bps > 0 and p.samples_Bps for p in points):
+        raise HybridtuneError(f"bandwidth benchmark gave {points!r} for {kernel} with {cores} cores "
+                              f"at {footprints}, expected one positive BandwidthPoint per footprint")
+    return points
 
 
 def _run_benchmarks(benchmark: BandwidthBenchmark, plan: dict, cores: list, rounds: int) -> dict:
@@ -151,13 +204,7 @@ def _run_benchmarks(benchmark: BandwidthBenchmark, plan: dict, cores: list, roun
         for kernel in BENCH_KERNELS:
             for index, c in enumerate(cores):
                 footprints = [plan[level][index] for level in levels]
-                points = list(benchmark(kernel.name, c, footprints))
-                if len(points) != len(footprints) or not all(
-                        isinstance(p, BandwidthPoint) and p.bandwidth_Bps > 0 and p.samples_Bps
-                        for p in points):
-                    raise HybridtuneError(f"bandwidth benchmark gave {points!r} for {kernel.name} "
-                                          f"with {c} cores at {footprints}, expected one positive "
-                                          "BandwidthPoint per footprint")
+                points = _points(benchmark, kernel.name, c, footprints)
                 for level, point in zip(levels, points):
                     samples.setdefault((kernel.name, level, index), []).extend(point.samples_Bps)
     return {kernel.name: {level: [BandwidthPoint(plan[level][index],
@@ -184,14 +231,16 @@ def _measurements(plan: dict, cores: list, measured: dict) -> dict:
     return out
 
 
-def _upstream(facts: HostFacts, layout: CoreLayout, measured: dict) -> tuple[list, list]:
+def _upstream(facts: HostFacts, layout: CoreLayout, measured: dict,
+              clock_hz: float) -> tuple[list, list]:
     """Bytes per cycle of each cache level above L1 from the 1-core load kernel, and notes.
 
-    Cycles per cache line at level k are 64 B x clock / bandwidth; with overlapping transfers they
-    are the level's transfer time, without overlap the increase over the level below.
+    Cycles per cache line at level k are 64 B x clock / bandwidth, with the clock the file states;
+    with overlapping transfers they are the level's transfer time, without overlap the increase over
+    the level below.
     """
     line = facts.caches[0].line_bytes
-    cycles = [line * facts.clock_hz / max(measured["load"][f"L{c.level}"][0].samples_Bps)
+    cycles = [line * clock_hz / max(measured["load"][f"L{c.level}"][0].samples_Bps)
               for c in facts.caches]
     values, notes = [], []
     for k in range(1, len(cycles)):
@@ -252,17 +301,28 @@ def _resolved_march() -> str:
     return match.group(1) if match else "unknown"
 
 
+def _clock(facts: HostFacts, clock: ClockBenchmark | None) -> ClockChoice:
+    try:
+        measured = (clock or measure_clock)()
+    except HybridtuneError as exc:
+        return choose_clock(facts.clock_hz, facts.clock_source, exc)
+    return choose_clock(facts.clock_hz, facts.clock_source, measured)
+
+
 def probe_machine(facts: HostFacts | None = None, benchmark: BandwidthBenchmark | None = None,
-                  samples: int = 5, min_seconds: float = 0.02, rounds: int = 2) -> dict:
+                  samples: int = 5, min_seconds: float = 0.02, rounds: int = 2,
+                  clock: ClockBenchmark | None = None) -> dict:
     """The host as a kerncraft machine file (plain data): read facts, choose models, measure.
 
     facts defaults to read_host_facts(); benchmark defaults to measure_bandwidth with samples and
-    min_seconds (seconds per sample), called `rounds` times per kernel and core count.
-    Bandwidths are measured for 1..cores per socket (capped by the cores this process may use),
-    one thread per core, at footprints from level_footprints.
+    min_seconds (seconds per sample), called `rounds` times per kernel and core count; clock
+    defaults to measure_clock, whose result becomes the file's clock when choose_clock finds it
+    plausible. Bandwidths are measured for 1..cores per socket (capped by the cores this process
+    may use), one thread per core, at footprints from level_footprints and last_level_regime.
     """
     facts = facts or read_host_facts()
     bench = benchmark or partial(measure_bandwidth, samples=samples, min_seconds=min_seconds)
+    chosen_clock = _clock(facts, clock)
     arch, arch_note = choose_osaca_architecture(facts.vendor, facts.cpu_family, facts.flags,
                                                 osaca_architectures())
     overlapping, non_overlapping, micro_architecture = port_model(arch)
@@ -273,10 +333,11 @@ def probe_machine(facts: HostFacts | None = None, benchmark: BandwidthBenchmark 
     started = time.monotonic()
     if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
         raise HybridtuneError(f"probe_machine needs rounds >= 1, got {rounds!r}")
+    plan, regime_notes = last_level_regime(bench, facts, plan)
     measured = _run_benchmarks(bench, plan, cores, rounds)
     elapsed = time.monotonic() - started
-    upstream, upstream_notes = _upstream(facts, layout, measured)
-    notes = [f"clock from {facts.clock_source}", arch_note,
+    upstream, upstream_notes = _upstream(facts, layout, measured, chosen_clock.clock_hz)
+    notes = [chosen_clock.note, arch_note,
              f"sockets, cores and threads from {facts.topology_source}; caches from "
              "/sys/devices/system/cpu/cpu0/cache",
              f"port model from OSACA's {arch} data: non-overlapping = load data ports "
@@ -294,7 +355,7 @@ def probe_machine(facts: HostFacts | None = None, benchmark: BandwidthBenchmark 
              f"{MEMORY_FACTOR}x the last level cache",
              f"gcc resolves -march=native to {_resolved_march()} here",
              f"benchmarks took {elapsed:.1f} s ({rounds} rounds of {len(BENCH_KERNELS)} kernels "
-             f"x {len(cores)} core counts)"] + notes + upstream_notes
+             f"x {len(cores)} core counts)"] + notes + regime_notes + upstream_notes
     if measured_cores < facts.cores_per_socket:
         notes.append(f"only {measured_cores} of {facts.cores_per_socket} cores per socket are "
                      "usable here: measurements stop there")
@@ -305,11 +366,12 @@ def probe_machine(facts: HostFacts | None = None, benchmark: BandwidthBenchmark 
                      f"{_gb_s(llc)} against {_gb_s(memory)}): the reported {last} size may not be "
                      "usable here")
     per_numa = max(1, facts.cores // facts.numa_domains)
-    return {
+    mapping = {
         "kerncraft version": KERNCRAFT_FORMAT,
         "model type": f"{micro_architecture} class core, probed by hybridtune",
         "model name": facts.model_name,
-        "clock": f"{facts.clock_hz / 1e9:.4g} GHz",
+        "clock": f"{chosen_clock.clock_hz / 1e9:.4g} GHz",
+        "nominal clock": f"{chosen_clock.nominal_hz / 1e9:.4g} GHz",
         "sockets": facts.sockets,
         "cores per socket": facts.cores_per_socket,
         "threads per core": facts.threads_per_core,
@@ -338,3 +400,25 @@ def probe_machine(facts: HostFacts | None = None, benchmark: BandwidthBenchmark 
         },
         "probe notes": notes,
     }
+    checks = check_bandwidths(mapping)
+    mapping["bandwidth check"] = {
+        c.level: {"file": None if c.file_Bps is None else _gb_s(c.file_Bps),
+                  "measured": _gb_s(c.measured_Bps),
+                  "file / measured": None if c.ratio is None else round(c.ratio, 3)}
+        for c in checks}
+    notes.append("bandwidth check: each level's 1-core load bandwidth as kerncraft's ECM model "
+                 "composes it from this file against the measured one")
+    notes.extend(f"bandwidth check: {c.level} file {_gb_s(c.file_Bps)}, measured "
+                 f"{_gb_s(c.measured_Bps)}, ratio {c.ratio:.2f}" for c in checks if c.ratio)
+    return mapping
+
+
+def probe_summary(mapping: dict) -> list:
+    """Lines that say what a probed machine file holds: clock (effective and nominal) and the check."""
+    clock = next((n for n in mapping.get("probe notes", ()) if str(n).startswith("clock: ")),
+                 f"clock: {mapping.get('clock')}")
+    lines = [f"{mapping.get('model name')}: {mapping.get('clock')} in the file (nominal "
+             f"{mapping.get('nominal clock')}), in-core model {dict(mapping.get('in-core model', {}))}",
+             clock]
+    lines.extend(n for n in mapping.get("probe notes", ()) if " like memory " in str(n))
+    return lines + check_lines(check_bandwidths(mapping))
