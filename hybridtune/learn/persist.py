@@ -77,7 +77,7 @@ def load_model(record: dict, rows: Rows) -> Fitted:
     if record["machine_sha256"] != rows.machine_sha256:
         raise RequestError(f"model {model_id} was fitted on predictions of machine file "
                            f"{record['machine_sha256'][:12]}, these are of "
-                           f"{rows.machine_sha256[:12]}")
+                           f"{rows.machine_sha256[:12]}: run `hybridtune train` again")
     encoding = Encoding(tuple(params["features"]))
     training = record["training"]
     row_ids = tuple(training["row_ids"])
@@ -88,7 +88,8 @@ def load_model(record: dict, rows: Rows) -> Fitted:
         missing = [r for r in row_ids if r not in measured.index]
         if missing:
             raise RequestError(f"model {model_id}: {len(missing)} of its {len(row_ids)} training "
-                               f"measurements are not in the store (first: {missing[0]})")
+                               f"measurements are not in the store (first: {missing[0]}): run "
+                               "`hybridtune train` again")
         used = measured.loc[list(row_ids)]
         X = encoding.matrix(used["variant"].tolist(), used["features"].tolist())
         y = np.log(used["median_s"].to_numpy(float) / used["predicted_s"].to_numpy(float))

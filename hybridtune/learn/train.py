@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 
@@ -50,21 +51,40 @@ def regime(features: dict) -> str:
 
 
 def stratified_sample(frame: pd.DataFrame, limit: int, seed: int = 0) -> pd.DataFrame:
-    """At most limit rows, each stratum (IVP, size regime, threads) keeping its share (at least one
-    row)."""
+    """At most limit rows, each stratum (IVP, size regime, threads) keeping its share and at least
+    one row (while there are no more strata than limit; else the limit largest keep one each)."""
     if len(frame) <= limit:
         return frame
     strata = list(zip(frame["ivp"], frame["features"].map(regime), frame["threads"]))
     groups: dict = {}
     for position, stratum in enumerate(strata):
         groups.setdefault(stratum, []).append(position)
+    quotas = _quotas({stratum: len(members) for stratum, members in groups.items()}, limit)
     generator = np.random.default_rng(seed)
     keep = []
     for stratum in sorted(groups):
-        members = groups[stratum]
-        count = max(1, round(limit * len(members) / len(frame)))
-        keep.extend(generator.choice(members, size=min(count, len(members)), replace=False))
+        if quotas[stratum]:
+            keep.extend(generator.choice(groups[stratum], size=quotas[stratum], replace=False))
     return frame.iloc[sorted(keep)]
+
+
+def _quotas(sizes: dict, limit: int) -> dict:
+    """Rows per stratum summing to limit (less than the sizes' sum): the shares rounded by largest
+    remainder, at least one each while there are no more strata than limit."""
+    ordered = sorted(sizes, key=lambda stratum: (-sizes[stratum], stratum))
+    if len(sizes) >= limit:
+        return {stratum: int(position < limit) for position, stratum in enumerate(ordered)}
+    total = sum(sizes.values())
+    exact = {stratum: limit * size / total for stratum, size in sizes.items()}
+    quota = {stratum: max(1, math.floor(share)) for stratum, share in exact.items()}
+    while sum(quota.values()) > limit:      # strata raised to one: take from the most over share
+        stratum = max((s for s in ordered if quota[s] > 1), key=lambda s: quota[s] - exact[s])
+        quota[stratum] -= 1
+    while sum(quota.values()) < limit:      # the rest by largest remainder
+        stratum = max((s for s in ordered if quota[s] < sizes[s]),
+                      key=lambda s: exact[s] - quota[s])
+        quota[stratum] += 1
+    return quota
 
 
 def _estimator(kind: str, X: np.ndarray, y: np.ndarray, seed: int):

@@ -1,0 +1,104 @@
+"""Leave-one-IVP-out evaluation on the fixture: every strategy replayed and summarised, accuracy per left-out IVP, nothing scored that was trained on."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from hybridtune.errors import RequestError
+from hybridtune.learn.evaluate import evaluate, whole_pools
+from hybridtune.learn.table import Rows
+
+IVPS = ("Cusp", "InverterChain", "Medakzo", "Wave1D")
+SUMMARY = {"configurations", "measured_mean", "loss_pct_max", "loss_pct_mean", "frac_loss_le_1pct",
+           "overhead_pct_mean", "gain_pct_mean", "score", "score_interval"}
+
+
+@pytest.fixture(scope="module")
+def evaluation(fixture_rows):
+    return evaluate(fixture_rows)
+
+
+def test_every_strategy_is_replayed_on_every_whole_pool(evaluation):
+    strategies = evaluation.strategies
+    k = round(strategies["hybrid"]["measured_mean"])
+    assert list(strategies) == ["BestVariant", "RunAll", "preselect:5", "preselect:10", "hybrid",
+                                f"top_k:{k}", f"random:{k}"]
+    for name, summary in strategies.items():
+        assert set(summary) == SUMMARY, name
+        assert summary["configurations"] == 8
+        low, high = summary["score_interval"]
+        assert low <= summary["score"] <= high
+        assert 0 <= summary["loss_pct_mean"] <= summary["loss_pct_max"]
+        assert 0 <= summary["frac_loss_le_1pct"] <= 1
+    assert strategies[f"top_k:{k}"]["measured_mean"] == strategies[f"random:{k}"]["measured_mean"] == k
+    assert strategies["BestVariant"]["measured_mean"] == 1
+
+
+def test_run_all_measures_the_whole_pool_and_loses_nothing(evaluation):
+    run_all = evaluation.strategies["RunAll"]
+    assert run_all["measured_mean"] == 32
+    assert run_all["loss_pct_max"] == 0 and run_all["frac_loss_le_1pct"] == 1
+    assert run_all["gain_pct_mean"] == pytest.approx(0, abs=1e-9)
+    assert run_all["overhead_pct_mean"] > 0
+
+
+def test_hybrid_measures_less_than_run_all(evaluation):
+    hybrid = evaluation.strategies["hybrid"]
+    assert 1 <= hybrid["measured_mean"] < 32
+    assert hybrid["gain_pct_mean"] > 0
+
+
+def test_accuracy_per_left_out_ivp_with_models_trained_on_the_others(evaluation, fixture_rows):
+    measured = fixture_rows.measured
+    assert list(evaluation.accuracy) == list(IVPS)
+    for ivp, accuracy in evaluation.accuracy.items():
+        assert accuracy["rows"] == (measured["ivp"] == ivp).sum() == 64
+        # trained on exactly the other IVPs' measured rows: none of the scored ones
+        assert accuracy["training_rows"] == (measured["ivp"] != ivp).sum() == 192
+        for name in ("offline", "trivial", "linear", "gp"):
+            assert accuracy[name]["median_rel_error"] >= 0
+            assert -1 <= accuracy[name]["kendall_tau"] <= 1
+        # the trivial correction scales every time alike: it keeps the offline ranking
+        assert accuracy["trivial"]["kendall_tau"] == pytest.approx(accuracy["offline"]["kendall_tau"])
+
+
+def test_per_configuration_numbers_and_curves(evaluation, fixture_rows):
+    keys = [c["key"] for c in evaluation.configurations]
+    assert sorted(keys) == sorted(list(p.key) for p in whole_pools(fixture_rows))
+    for config in evaluation.configurations:
+        assert config["pool"] == 32
+        assert config["RunAll"]["loss"] == 0 and config["RunAll"]["measured"] == 32
+        assert config["hybrid"]["first_within"] in (0.0, 1.0)
+    assert set(evaluation.first_pick) == {"hybrid", "offline_top1", "random"}
+    curves = evaluation.curves
+    assert set(curves) == set(evaluation.strategies) | {"random expectation"}
+    # S(x) / t_best never rises and ends at 1 for RunAll
+    for name, curve in curves.items():
+        assert np.all(np.diff(curve) <= 1e-12) and curve[-1] >= 1 - 1e-12, name
+    assert curves["RunAll"][-1] == pytest.approx(1)
+    assert len(evaluation.predictions) == 256
+    assert all(math.isfinite(p["gp"]) and p["gp_std_log"] > 0 for p in evaluation.predictions)
+
+
+def test_evaluate_refuses_a_store_of_one_ivp(fixture_rows):
+    frame = fixture_rows.frame
+    one = Rows(frame[frame["ivp"] == "Cusp"], fixture_rows.feature_schema,
+               fixture_rows.machine_sha256)
+    with pytest.raises(RequestError, match="cover 1 IVP\\(s\\); leaving one out needs at least two"):
+        evaluate(one)
+
+
+def test_an_ivp_whose_complement_is_too_small_is_noted_and_skipped(fixture_rows):
+    frame = fixture_rows.frame
+    # Cusp whole, of Wave1D ten variants at n=600 only: Cusp's models would see ten rows
+    wave = frame[(frame["ivp"] == "Wave1D") & (frame["n"] == 600)].iloc[:10]
+    frame = pd.concat([frame[frame["ivp"] == "Cusp"], wave])
+    result = evaluate(Rows(frame, fixture_rows.feature_schema, fixture_rows.machine_sha256))
+    assert list(result.accuracy) == ["Wave1D"]
+    assert result.notes == ["Cusp: 10 training rows from the other IVPs; skipped (a model needs 20)"]
+    assert [c["key"] for c in result.configurations] == [["radauIIA7", "Wave1D", 600, 1]]
+    assert result.configurations[0]["RunAll"]["measured"] == 10

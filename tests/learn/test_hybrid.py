@@ -1,0 +1,176 @@
+"""The hybrid belief conditions exactly like a Gaussian process, picks by expected improvement among free variants, and its replay and the baseline replays choose as specified."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.gaussian_process import GaussianProcessRegressor
+from sklearn.gaussian_process.kernels import ConstantKernel, Matern
+
+from hybridtune.learn import replay
+from hybridtune.learn.evaluate import whole_pools
+from hybridtune.learn.hybrid import DEFAULT_SPREAD, STOP_PROBABILITY, Belief, prior_belief
+from hybridtune.learn.table import Rows
+from hybridtune.learn.train import fit
+
+
+def _belief(seed: int = 0, size: int = 12, noise: float = 0.02):
+    generator = np.random.default_rng(seed)
+    X = generator.normal(size=(size, 3))
+    kernel = ConstantKernel(0.6) * Matern(1.4, nu=2.5)
+    prior_mean = generator.normal(-9.0, 0.5, size=size)
+    return Belief.of(prior_mean, np.zeros(size), kernel(X), noise), X, kernel, prior_mean
+
+
+def test_posterior_equals_a_gaussian_process_fitted_on_the_observations():
+    belief, X, kernel, prior_mean = _belief()
+    observed = {3: -9.4, 7: -8.1, 0: -9.9, 11: -9.0}
+    for index, value in observed.items():
+        belief.observe(index, value)
+    mean, std = belief.posterior()
+    seen = list(observed)
+    gp = GaussianProcessRegressor(kernel, alpha=belief.noise, optimizer=None)
+    gp.fit(X[seen], np.array(list(observed.values())) - prior_mean[seen])
+    gp_mean, gp_std = gp.predict(X, return_std=True)
+    np.testing.assert_allclose(mean, gp_mean + prior_mean, rtol=1e-10)
+    np.testing.assert_allclose(std, gp_std, rtol=1e-8)
+    # the observed ones are pinned down to about the noise
+    assert np.all(std[seen] < math.sqrt(belief.noise)) and np.all(np.delete(std, seen) > std[seen].max())
+
+
+def test_posterior_before_any_observation_is_the_prior():
+    belief, _, kernel, prior_mean = _belief()
+    mean, std = belief.posterior()
+    np.testing.assert_array_equal(mean, prior_mean)
+    np.testing.assert_allclose(std, math.sqrt(0.6))
+
+
+def test_chances_are_zero_for_the_observed_and_probabilities_for_the_rest():
+    belief, _, _, prior_mean = _belief()
+    best = int(np.argmin(prior_mean))
+    belief.observe(best, prior_mean[best])
+    belief.observe(2, prior_mean[2] + 1.0)
+    chances = belief.chances(prior_mean[best], 0.01)
+    assert chances[best] == chances[2] == 0.0
+    others = np.delete(chances, [best, 2])
+    assert np.all((others > 0) & (others < 1))
+    # a wider required improvement lowers every chance
+    assert np.all(belief.chances(prior_mean[best], 0.2) <= chances)
+
+
+def test_next_pick_skips_busy_and_observed_variants():
+    belief, _, _, prior_mean = _belief()
+    ranked = list(np.argsort(prior_mean))
+    assert belief.next_pick(None) == ranked[0]
+    assert belief.next_pick(None, busy=ranked[:2]) == ranked[2]
+    belief.observe(ranked[0], prior_mean[ranked[0]])
+    picks = set()
+    for _ in range(len(prior_mean) - 1):
+        pick = belief.next_pick(prior_mean[ranked[0]], busy=picks)
+        assert pick not in picks and pick not in belief.observed
+        picks.add(pick)
+    assert belief.next_pick(prior_mean[ranked[0]], busy=picks) is None
+
+
+def _pool(fixture_rows, key):
+    return next(p for p in whole_pools(fixture_rows) if p.key == key)
+
+
+def test_prior_belief_without_a_model_is_the_offline_model_with_the_default_spread(fixture_rows):
+    frame = _pool(fixture_rows, ("radauIIA7", "Cusp", 6000, 1)).frame
+    belief, note = prior_belief(None, frame["variant"].tolist(), frame["features"].tolist(),
+                                frame["predicted_s"])
+    assert "offline model itself" in note and f"spread of {DEFAULT_SPREAD}" in note
+    mean, std = belief.posterior()
+    np.testing.assert_allclose(mean, np.log(frame["predicted_s"].to_numpy(float)))
+    np.testing.assert_allclose(std, DEFAULT_SPREAD)
+
+
+@pytest.fixture(scope="module")
+def gp_without_cusp(fixture_rows):
+    frame = fixture_rows.frame
+    return fit(Rows(frame[frame["ivp"] != "Cusp"], fixture_rows.feature_schema,
+                    fixture_rows.machine_sha256), "gp")
+
+
+def test_prior_belief_of_a_trained_gp_is_its_correction(fixture_rows, gp_without_cusp):
+    frame = _pool(fixture_rows, ("radauIIA7", "Cusp", 6000, 1)).frame
+    variants, features = frame["variant"].tolist(), frame["features"].tolist()
+    belief, note = prior_belief(gp_without_cusp, variants, features, frame["predicted_s"])
+    assert "trained Gaussian process (192 training rows" in note
+    correction, _ = gp_without_cusp.correction(variants, features)
+    np.testing.assert_allclose(belief.posterior()[0],
+                               np.log(frame["predicted_s"].to_numpy(float)) + correction)
+
+
+@pytest.mark.parametrize("n", [600, 6000])
+def test_hybrid_replay_stops_before_the_whole_pool_and_chooses_a_measured_variant(
+        fixture_rows, gp_without_cusp, n):
+    pool = _pool(fixture_rows, ("radauIIA7", "Cusp", n, 1))
+    result = replay.hybrid(pool, gp_without_cusp)
+    times = pool.times
+    assert 1 <= len(result.order) < len(times)
+    assert len(set(result.order)) == len(result.order)
+    assert result.chosen in result.order
+    assert times[result.chosen] == min(times[list(result.order)])
+    assert "trained Gaussian process" in result.note
+    # it stopped because no unmeasured variant beats the best with probability STOP_PROBABILITY
+    belief, _ = prior_belief(gp_without_cusp, pool.frame["variant"].tolist(),
+                             pool.frame["features"].tolist(), pool.frame["predicted_s"])
+    for index in result.order:
+        belief.observe(index, math.log(times[index]))
+    ci = pool.frame["ci_rel"].to_numpy(float)[result.chosen]
+    assert belief.chances(math.log(times[result.chosen]), ci).max() < STOP_PROBABILITY
+    capped = replay.hybrid(pool, gp_without_cusp, max_measurements=3)
+    assert capped.order == result.order[:3]
+
+
+def _toy_pool() -> replay.Pool:
+    frame = pd.DataFrame({
+        "variant": ["e", "a", "d", "b", "c", "f"],
+        "predicted_s": [1.00, 1.04, 1.08, 1.20, 1.04, 2.0],
+        "median_s": [3.0, 2.0, 1.0, 4.0, 5.0, 0.5],
+        "ci_rel": [0.01] * 6})
+    return replay.Pool(("m", "ivp", 100, 1), frame)
+
+
+def test_top_k_measures_the_k_best_predicted_in_order():
+    pool = _toy_pool()
+    result = replay.top_k(pool, 3)
+    assert result.order == (0, 1, 4)      # ties of prediction by variant name: a before c
+    assert result.chosen == 1
+    assert replay.top_k(pool, 0).order == (0,)
+
+
+def test_preselect_measures_every_variant_predicted_within_the_percent():
+    pool = _toy_pool()
+    assert replay.preselect(pool, 5).order == (0, 1, 4)
+    result = replay.preselect(pool, 10)
+    assert result.order == (0, 1, 4, 2) and result.chosen == 2
+    assert replay.preselect(pool, 0).order == (0,)
+
+
+def test_random_k_measures_k_distinct_variants_reproducibly():
+    pool = _toy_pool()
+    orders = {replay.random_k(pool, 3, seed).order for seed in range(20)}
+    assert all(len(set(order)) == 3 for order in orders) and len(orders) > 5
+    assert replay.random_k(pool, 3, 7) == replay.random_k(pool, 3, 7)
+    result = replay.random_k(pool, 3, 7)
+    assert result.chosen == min(result.order, key=lambda i: pool.times[i])
+
+
+def test_run_all_measures_every_variant_and_chooses_the_fastest():
+    pool = _toy_pool()
+    result = replay.run_all(pool)
+    assert sorted(result.order) == list(range(6))
+    assert [pool.frame["variant"][i] for i in result.order] == ["a", "b", "c", "d", "e", "f"]
+    assert result.chosen == 5
+
+
+def test_fixed_variant_measures_the_named_one_once_else_the_top_prediction():
+    pool = _toy_pool()
+    assert replay.fixed_variant(pool, "d") == replay.Replay((2,), 2)
+    assert replay.fixed_variant(pool, "missing") == replay.Replay((0,), 0)

@@ -1,0 +1,107 @@
+"""Fitting: the stratified subsample keeps every stratum within the limit, too few measurements are refused, size regimes by working set."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from hybridtune.errors import RequestError
+from hybridtune.learn.table import Rows
+from hybridtune.learn.train import MIN_ROWS, fit, regime, stratified_sample
+
+
+def _frame(sizes: dict) -> pd.DataFrame:
+    """Rows per stratum (ivp, regime, threads), in an interleaved order."""
+    ratios = {"L1": {"ws_over_L1": 0.5, "ws_over_L2": 0.1, "ws_over_L3": 0.01},
+              "L2": {"ws_over_L1": 4.0, "ws_over_L2": 0.5, "ws_over_L3": 0.05},
+              "L3": {"ws_over_L1": 40.0, "ws_over_L2": 5.0, "ws_over_L3": 0.5},
+              "MEM": {"ws_over_L1": 400.0, "ws_over_L2": 50.0, "ws_over_L3": 5.0}}
+    records = [{"ivp": ivp, "threads": threads, "features": dict(ratios[level]), "index": index}
+               for (ivp, level, threads), count in sizes.items() for index in range(count)]
+    generator = np.random.default_rng(1)
+    return pd.DataFrame([records[i] for i in generator.permutation(len(records))])
+
+
+def _strata(frame: pd.DataFrame) -> pd.Series:
+    return pd.Series(list(zip(frame["ivp"], frame["features"].map(regime), frame["threads"])))
+
+
+SIZES = {("Cusp", "L1", 1): 50, ("Cusp", "MEM", 4): 30, ("Wave1D", "L2", 1): 15,
+         ("Wave1D", "L2", 8): 3, ("Medakzo", "L3", 1): 1, ("Medakzo", "L3", 2): 1}
+
+
+@pytest.mark.parametrize("limit", [6, 7, 20, 33, 99])
+def test_stratified_sample_keeps_every_stratum_within_the_limit(limit):
+    frame = _frame(SIZES)
+    sample = stratified_sample(frame, limit)
+    counts = _strata(sample).value_counts()
+    assert len(sample) == limit
+    assert set(counts.index) == set(SIZES)
+    assert all(counts[stratum] <= size for stratum, size in SIZES.items())
+    assert not sample.index.duplicated().any()
+    if limit >= 20:     # then the largest stratum keeps about its share
+        assert abs(counts[("Cusp", "L1", 1)] - limit * 50 / 100) <= 1
+
+
+def test_stratified_sample_is_reproducible_and_keeps_small_frames_whole():
+    frame = _frame(SIZES)
+    assert stratified_sample(frame, 20, seed=3).index.tolist() == \
+        stratified_sample(frame, 20, seed=3).index.tolist()
+    assert stratified_sample(frame, 20, seed=3).index.tolist() != \
+        stratified_sample(frame, 20, seed=4).index.tolist()
+    assert stratified_sample(frame, 100) is frame
+
+
+def test_stratified_sample_with_more_strata_than_the_limit_keeps_the_largest_within_it():
+    frame = _frame(SIZES)
+    sample = stratified_sample(frame, 3)
+    assert len(sample) == 3
+    assert set(_strata(sample)) == {("Cusp", "L1", 1), ("Cusp", "MEM", 4), ("Wave1D", "L2", 1)}
+
+
+@pytest.mark.parametrize("ratios, expected", [
+    ({"ws_over_L1": 0.2, "ws_over_L2": 0.01, "ws_over_L3": 0.001}, "L1"),
+    ({"ws_over_L1": 1.0, "ws_over_L2": 0.1, "ws_over_L3": 0.01}, "L1"),
+    ({"ws_over_L1": 1.01, "ws_over_L2": 1.0, "ws_over_L3": 0.1}, "L2"),
+    ({"ws_over_L1": 30.0, "ws_over_L2": 1.5, "ws_over_L3": 0.9}, "L3"),
+    ({"ws_over_L1": 300.0, "ws_over_L2": 15.0, "ws_over_L3": 1.01}, "MEM"),
+    ({"ws_over_L2": 0.5}, "L2"),
+    ({}, "MEM"),
+])
+def test_regime_is_the_first_cache_the_working_set_fits(ratios, expected):
+    assert regime(ratios) == expected
+
+
+def _with_measured(rows: Rows, count: int) -> Rows:
+    """The rows with all but the first count measurements removed."""
+    frame = rows.frame.copy()
+    measured = np.flatnonzero(frame["median_s"].notna())
+    frame.loc[frame.index[measured[count:]], "median_s"] = np.nan
+    return Rows(frame, rows.feature_schema, rows.machine_sha256)
+
+
+def test_fit_refuses_fewer_measured_rows_than_the_minimum(fixture_rows):
+    with pytest.raises(RequestError, match=f"19 measured variants .* at least {MIN_ROWS}"):
+        fit(_with_measured(fixture_rows, MIN_ROWS - 1), "linear")
+    fitted = fit(_with_measured(fixture_rows, MIN_ROWS), "linear")
+    assert len(fitted.row_ids) == fitted.available_rows == MIN_ROWS
+
+
+def test_fit_refuses_an_unknown_kind(fixture_rows):
+    with pytest.raises(RequestError, match="'forest': expected one of linear, gp"):
+        fit(fixture_rows, "forest")
+
+
+@pytest.mark.parametrize("kind", ["linear", "gp"])
+def test_fit_on_a_subsample_states_what_it_used(fixture_rows, kind):
+    fitted = fit(fixture_rows, kind, max_rows=40)
+    measured = fixture_rows.measured.set_index("row_id")
+    assert len(fitted.row_ids) == 40 and len(set(fitted.row_ids)) == 40
+    assert fitted.available_rows == len(measured) == 256
+    assert set(measured.loc[list(fitted.row_ids), "ivp"]) == {"Cusp", "InverterChain", "Medakzo",
+                                                              "Wave1D"}
+    assert fitted.provenance[0] == tuple(measured.loc[fitted.row_ids[0],
+                                                      ["code_sha256", "build_id", "hardware_id"]])
+    assert fitted.feature_schema == fixture_rows.feature_schema
+    assert fitted.score["r2_in_sample"] > 0.5
