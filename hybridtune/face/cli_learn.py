@@ -29,8 +29,9 @@ def add_arguments(sub) -> None:
     evaluate.add_argument("--json", action="store_true")
 
 
-def read_rows(path: str):
-    """The store's learning rows (predictions with features joined to measurements), read-only."""
+def read_rows(path: str, machine_sha256: str | None = None):
+    """The store's learning rows (predictions with features joined to measurements) of one machine
+    file (default: the one predicted with last), and its models; read-only."""
     from hybridtune.learn.table import joined_rows
     from hybridtune.store import Store
     if not Path(path).exists():
@@ -38,7 +39,7 @@ def read_rows(path: str):
     with Store.open(path, "r") as store:
         predictions, measurements = store.frame("variant_predictions"), store.frame("measurements")
         models = store.frame("models")
-    return joined_rows(predictions, measurements), models
+    return joined_rows(predictions, measurements, machine_sha256), models
 
 
 def cmd_train(args) -> int:
@@ -73,12 +74,27 @@ def cmd_train(args) -> int:
     return 0
 
 
-def corrections(path: str, rankings) -> tuple[str, dict]:
+def require_model(path: str | None, machine_sha256: str) -> None:
+    """Refuse --corrected, before anything is written, where the store has no model for the
+    scenario's machine file."""
+    from hybridtune.describe.library import default_store
+    from hybridtune.store import Store
+    path = path or str(default_store())
+    models = None
+    if Path(path).exists():
+        with Store.open(path, "r") as store:
+            models = store.frame("models")
+    if models is None or models.empty or not (models["machine_sha256"] == machine_sha256).any():
+        raise RequestError(f"--corrected: the store {path} has no model for machine file "
+                           f"{machine_sha256[:12]}: run `hybridtune train --db {path}` first")
+
+
+def corrections(path: str, rankings, machine_sha256: str) -> tuple[str, dict]:
     """The stored model used (its description) and, per configuration of the rankings, variant ->
-    Corrected; with no model for the machine an error naming `hybridtune train`."""
+    Corrected; with no model for the machine file an error naming `hybridtune train`."""
     from hybridtune.learn.correct import corrected_times
     from hybridtune.learn.persist import latest_models, load_model
-    rows, models = read_rows(path)
+    rows, models = read_rows(path, machine_sha256)
     stored = latest_models(models, rows.machine_sha256)
     record = stored.get("gp") or stored.get("linear")
     if record is None:

@@ -51,13 +51,16 @@ def cmd_predict(args) -> int:
     from hybridtune.report.ranking import ranking_json, ranking_lines
     check_selection(args)
     scenario = load(args.scenario, "scenario")
+    if args.corrected:
+        from hybridtune.face.cli_learn import require_model
+        require_model(args.db, scenario.machine.sha256)
     with open_store(args.db, scenario, "predict") as store:
         result = predict_scenario(scenario, args.n, args.threads, store, args.workers)
         path = str(store.path)
     corrected, note = {}, ""
     if args.corrected:
         from hybridtune.face.cli_learn import corrections
-        note, corrected = corrections(path, result.rankings)
+        note, corrected = corrections(path, result.rankings, scenario.machine.sha256)
     out = []
     for ranking in result.rankings:
         picked = shortlist(list(ranking.predictions), scenario.strategy)
@@ -106,7 +109,7 @@ def offline_summary(scenario, result) -> str:
 
 def cmd_machine(args) -> int:
     from hybridtune.probe.machine_file import write_machine_file
-    from hybridtune.probe.probe import probe_machine
+    from hybridtune.probe.probe import probe_machine, probe_summary
     target = Path(args.output)
     if target.is_dir() or not (target.parent if str(target.parent) else Path(".")).is_dir():
         raise HybridtuneError(f"-o {args.output}: expected a file path in an existing folder")
@@ -114,4 +117,6 @@ def cmd_machine(args) -> int:
     write_machine_file(target, mapping)
     print(f"wrote {target}: {mapping.get('model name')}, {mapping.get('clock')}, "
           f"in-core model {dict(mapping.get('in-core model', {}))}")
+    for line in probe_summary(mapping)[1:]:
+        print(line)
     return 0

@@ -70,18 +70,13 @@ def _accuracy(test: pd.DataFrame, corrected: dict) -> dict:
     return out
 
 
-def _replays(pool: replay.Pool, fitted, best_variant: str, hybrid_mean: float | None,
-             stop: float) -> dict:
-    out = {"BestVariant": [replay.fixed_variant(pool, best_variant)],
-           "RunAll": [replay.run_all(pool)],
-           "preselect:5": [replay.preselect(pool, 5)],
-           "preselect:10": [replay.preselect(pool, 10)],
-           "hybrid": [replay.hybrid(pool, fitted, stop)]}
-    if hybrid_mean is not None:
-        k = max(1, round(hybrid_mean))
-        out[f"top_k:{k}"] = [replay.top_k(pool, k)]
-        out[f"random:{k}"] = [replay.random_k(pool, k, seed) for seed in range(RANDOM_SEEDS)]
-    return out
+def _replays(pool: replay.Pool, hybrid_replay, best_variant: str) -> dict:
+    """The strategies replayed on one pool whatever hybrid measured; the equal-cost ones follow."""
+    return {"BestVariant": [replay.fixed_variant(pool, best_variant)],
+            "RunAll": [replay.run_all(pool)],
+            "preselect:5": [replay.preselect(pool, 5)],
+            "preselect:10": [replay.preselect(pool, 10)],
+            "hybrid": [hybrid_replay]}
 
 
 def _numbers(pool: replay.Pool, replays: list) -> dict:
@@ -162,8 +157,7 @@ def evaluate(rows: Rows, stop: float = 0.05, max_rows: int = 2000,
         best_variant = _best_variant(train.measured)
         for pool in (p for p in pools if p.key[1] == ivp):
             hybrid_replay = replay.hybrid(pool, gp, stop)
-            replays = _replays(pool, gp, best_variant, None, stop)
-            replays["hybrid"] = [hybrid_replay]
+            replays = _replays(pool, hybrid_replay, best_variant)
             numbers = {name: _numbers(pool, r) for name, r in replays.items()}
             per_config.append({"key": list(pool.key), "pool": len(pool.frame), **numbers})
             times = pool.times

@@ -22,7 +22,8 @@ def _scaler_params(scaler: StandardScaler) -> dict:
 def model_record(fitted: Fitted) -> dict:
     """The models-table row (without run_id)."""
     estimator = fitted.estimator
-    params = {"features": list(fitted.encoding.names), "hyper": estimator.get_params()}
+    params = {"features": list(fitted.encoding.names), "hyper": estimator.get_params(),
+              "spread": fitted.spread}
     if fitted.kind == "linear":
         params.update(scaler=_scaler_params(estimator.scaler_),
                       coef=estimator.ridge_.coef_.tolist(),
@@ -67,6 +68,16 @@ def _linear(params: dict, width: int, model_id: str) -> LinearCorrection:
 
 
 def load_model(record: dict, rows: Rows) -> Fitted:
+    """The model a models row describes (see _load); a row missing a parameter is refused."""
+    try:
+        return _load(record, rows)
+    except (KeyError, TypeError, ValueError) as error:
+        raise RequestError(f"model {record.get('model_id')}: its parameters are not those this "
+                           f"version stores ({type(error).__name__}: {error}): run `hybridtune "
+                           "train` again") from None
+
+
+def _load(record: dict, rows: Rows) -> Fitted:
     """The model a models row describes, checked against the rows it is to be used with (same
     feature schema and machine file); a Gaussian process finds its training rows among them."""
     model_id, params = record["model_id"], record["params"]
@@ -103,7 +114,8 @@ def load_model(record: dict, rows: Rows) -> Fitted:
     return Fitted(record["kind"], estimator, encoding, record["feature_schema"],
                   record["machine_sha256"], record["hardware_id"], row_ids,
                   tuple(tuple(p) for p in training["provenance"]),
-                  int(training["available_rows"]), 0.0, dict(record["score"]))
+                  int(training["available_rows"]), 0.0, dict(record["score"]),
+                  float(params["spread"]))
 
 
 def latest_models(models, machine_sha256: str) -> dict:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from sklearn.base import clone
 
 from hybridtune.errors import RequestError
 from hybridtune.learn.encode import CACHES, Encoding, encoding_for
@@ -34,11 +35,13 @@ class Fitted:
     available_rows: int                # measured rows there were
     seconds: float = 0.0
     score: dict = field(default_factory=dict)
+    spread: float = 1.0                # the estimator's standard deviation is this much too narrow
 
     def correction(self, variants, feature_rows):
-        """Mean and standard deviation of log(measured / predicted) for these rows."""
-        return self.estimator.predict(self.encoding.matrix(variants, feature_rows),
-                                      return_std=True)
+        """Mean and (calibrated) standard deviation of log(measured / predicted) for these rows."""
+        mean, std = self.estimator.predict(self.encoding.matrix(variants, feature_rows),
+                                           return_std=True)
+        return mean, std * self.spread
 
 
 def regime(features: dict) -> str:
@@ -96,6 +99,21 @@ def _estimator(kind: str, X: np.ndarray, y: np.ndarray, seed: int):
                         random_state=seed).fit(X, y)
 
 
+def spread_on_new_ivps(estimator, X: np.ndarray, y: np.ndarray, ivps: np.ndarray) -> float:
+    """How much wider the errors on an IVP the model has not seen are than its standard deviation
+    says: each training IVP left out in turn (same hyperparameters), the robust spread of the
+    z-scores (median |z| / 0.6745), at least 1; 1 with fewer than two IVPs."""
+    names = sorted(set(ivps))
+    if len(names) < 2:
+        return 1.0
+    scores = []
+    for name in names:
+        out = ivps == name
+        mean, std = clone(estimator).fit(X[~out], y[~out]).predict(X[out], return_std=True)
+        scores.append(np.abs(y[out] - mean) / std)
+    return max(1.0, float(np.median(np.concatenate(scores)) / 0.6745))
+
+
 def fit(rows: Rows, kind: str, max_rows: int = MAX_ROWS, seed: int = 0) -> Fitted:
     """One model of `kind` on the measured rows (subsampled to max_rows)."""
     if kind not in KINDS:
@@ -117,8 +135,9 @@ def fit(rows: Rows, kind: str, max_rows: int = MAX_ROWS, seed: int = 0) -> Fitte
     y = np.log(used["median_s"].to_numpy(float) / used["predicted_s"].to_numpy(float))
     start = time.perf_counter()
     estimator = _estimator(kind, X, y, seed)
+    spread = spread_on_new_ivps(estimator, X, y, used["ivp"].to_numpy())
     seconds = time.perf_counter() - start
     provenance = tuple(zip(used["code_sha256"], used["build_id"], used["hardware_id"]))
     return Fitted(kind, estimator, encoding, rows.feature_schema, rows.machine_sha256, hardware,
                   tuple(used["row_id"]), provenance, len(measured), seconds,
-                  {"r2_in_sample": float(estimator.score(X, y))})
+                  {"r2_in_sample": float(estimator.score(X, y))}, spread)

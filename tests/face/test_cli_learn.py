@@ -189,8 +189,6 @@ def test_predict_corrected_without_a_model_names_train(capsys, copy):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="cmd_predict opens the store and appends its run record "
-                                       "before it looks for a trained model")
 def test_predict_corrected_without_a_model_writes_nothing(capsys, copy):
     _refused(capsys, copy, "predict", SCENARIO, "--db", str(copy), "--corrected",
              says="run `hybridtune train")
