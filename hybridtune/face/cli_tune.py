@@ -252,9 +252,12 @@ def _dry_run(request, args, launch) -> int:
                   f"{config.threads}: shortlist known once predicted; {request.strategy.spelling}"
                   f" measures at most {count} of {len(ranking.predictions)}")
         measure_s = most * task_cost(request.options) / nodes
+        usual = {"preselect": f"; {request.strategy.spelling} usually keeps a few percent of the "
+                              "pool",
+                 "hybrid": "; hybrid usually stops after a few percent of the pool"}
         print(f"  measurements: at most {most} (at most {measure_s:.0f} s at --budget "
-              f"{request.options.budget_s:g} on {nodes} node(s), builds besides); "
-              f"{request.strategy.spelling} usually keeps a few percent of the pool")
+              f"{request.options.budget_s:g} on {nodes} node(s), builds besides)"
+              f"{usual.get(request.strategy.name, '')}")
         return 0
     plans = plan_configurations(request, offline.rankings, stored, launch.nodes[0].hardware_id)
     builds = {task.generated.code for plan in plans for task in plan.tasks
