@@ -5,9 +5,9 @@
 #   jobs/groundtruth.sh [STORE]            (default data/groundtruth/ground-truth.h5)
 # 1. every variant of scenarios/groundtruth.yaml (Radau IIA(7), skeletons A-H, the four paper IVPs
 #    and Heat2D, three sizes from L1's edge to L3) with one thread, to ci_rel <= 1%;
-# 2. at a memory-regime size (n = 3992004, valid for every IVP) and with 2 threads at the three
-#    sizes: a random sample of 40 plus the offline model's top 30 (declared as samples: the
-#    whole-pool numbers of evaluate use only step 1's configurations).
+# 2. at a memory-regime size (n = 3992004, valid for every IVP): a random sample of 20 plus the
+#    offline model's top 30; with 2 threads at the three sizes: a random sample of 20 plus the top
+#    20 (declared as samples: the whole-pool numbers of evaluate use only step 1's configurations).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 HYBRIDTUNE=${HYBRIDTUNE:-.venv/bin/hybridtune}
@@ -15,9 +15,11 @@ STORE=${1:-data/groundtruth/ground-truth.h5}
 TIMING=(--ci 0.01 --budget 1)
 mkdir -p "$(dirname "$STORE")"
 "$HYBRIDTUNE" tune scenarios/groundtruth.yaml --db "$STORE" "${TIMING[@]}" --head 0
-for strategy in random:40:1 top_k:30; do
+for strategy in random:20:1 top_k:30; do
     "$HYBRIDTUNE" tune scenarios/groundtruth.yaml --db "$STORE" "${TIMING[@]}" --head 0 \
         -n 3992004 --strategy "$strategy"
+done
+for strategy in random:20:1 top_k:20; do
     "$HYBRIDTUNE" tune scenarios/groundtruth.yaml --db "$STORE" "${TIMING[@]}" --head 0 \
         --threads 2 --strategy "$strategy"
 done
