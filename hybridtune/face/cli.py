@@ -145,6 +145,9 @@ def _write_atomically(path: str, write) -> None:
     try:
         with os.fdopen(fd, "wb") as handle:
             write(handle)
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp, 0o666 & ~mask)        # as an ordinary new file, not mkstemp's 0600
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

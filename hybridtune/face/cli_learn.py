@@ -44,11 +44,12 @@ def read_rows(path: str, machine_sha256: str | None = None):
 
 def cmd_train(args) -> int:
     from hybridtune.learn.persist import model_record
-    from hybridtune.learn.train import MAX_ROWS, fit
+    from hybridtune.learn.train import MAX_ROWS, MIN_ROWS, fit
     from hybridtune.store import Store
     max_rows = MAX_ROWS if args.max_rows is None else args.max_rows
-    if max_rows < 1:
-        raise RequestError(f"--max-rows {max_rows}: expected a count >= 1")
+    if max_rows < MIN_ROWS:
+        raise RequestError(f"--max-rows {max_rows}: expected a count >= {MIN_ROWS} (the fewest "
+                           "rows a model is fitted on)")
     rows, _ = read_rows(args.db)
     fitted = [fit(rows, kind, max_rows) for kind in args.kind or ("linear", "gp")]
     records = [model_record(f) for f in fitted]
@@ -81,6 +82,9 @@ def require_model(path: str | None, machine_sha256: str) -> None:
     from hybridtune.store import Store
     path = path or str(default_store())
     models = None
+    if not Path(path).exists():
+        raise RequestError(f"--corrected: no store {path} (its models come from `hybridtune "
+                           f"train --db {path}`)")
     if Path(path).exists():
         with Store.open(path, "r") as store:
             models = store.frame("models")

@@ -32,6 +32,9 @@ def check_output(output: str) -> Path:
         if any(folder.iterdir()) and not (folder / PAGE).is_file():
             raise RequestError(f"-o {output}: the folder is not empty and holds no previous "
                                f"report ({PAGE}); choose a new or empty folder")
+    parent = Path(os.path.abspath(folder)).parent
+    if not parent.is_dir():
+        raise RequestError(f"-o {output}: expected an existing folder {parent} to write it in")
     return folder
 
 
@@ -135,7 +138,6 @@ def write_report(folder: Path, files: dict, plots: list) -> None:
     folder's place (a previous report is replaced only once the new one is whole)."""
     folder = Path(os.path.abspath(folder))        # "." and ".." resolved: the name is real
     parent = folder.parent
-    parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=".partial", dir=parent))
     old = parent / f".{folder.name}.{uuid.uuid4().hex[:12]}.old"
     try:

@@ -107,6 +107,8 @@ def cmd_tune(args, launch) -> int:
     limit, limit_note = _time_limit(args)
     configs = list(configurations(scenario, args.n, args.threads))
     _check_threads(configs, launch)
+    options = MeasureOptions(ci_target=args.ci, budget_s=args.budget)
+    request = _request(scenario, strategy, options, args, limit, shard)
     nodes = ", ".join(f"{node.name} ({len(node.cores)} cores, ranks "
                       f"{','.join(map(str, node.ranks))})" for node in launch.nodes)
     out = sys.stderr if args.json else sys.stdout
@@ -118,8 +120,6 @@ def cmd_tune(args, launch) -> int:
     if len(hardware) > 1:
         print(f"warning: the nodes differ in hardware ({len(hardware)} kinds); stored "
               f"measurements are matched to rank 0's node", file=sys.stderr)
-    options = MeasureOptions(ci_target=args.ci, budget_s=args.budget)
-    request = _request(scenario, strategy, options, args, limit, shard)
     extra = {"launcher": launch.launcher, "ranks": launch.size, "strategy": strategy.spelling,
              "shard": list(shard), "nodes": [[n.name, list(n.cores)] for n in launch.nodes]}
     if args.dry_run:
@@ -173,7 +173,9 @@ def _run(request, store, launch, args):
                     on_result=lambda plan, row: progress.advance(measured_note(row)),
                     on_phase=progress.start,
                     on_analysis=lambda job, results: progress.advance(analysis_note(job)),
-                    on_built=lambda count: progress.advance(count=count))
+                    on_built=lambda count: progress.advance(count=count),
+                    on_note=lambda note: (progress.close(),
+                                          print(f"hybrid {note}", file=out, flush=True)))
     finally:
         progress.close()
         executor.shutdown(wait=False, cancel_futures=True)
@@ -198,8 +200,6 @@ def _finish(result, strategy, args) -> int:
         records.append(record)
     for note in thread_notes(records):
         print(note, file=out)
-    for note in result.notes:
-        print(f"hybrid {note}", file=out)
     left = sum(len(outcome.not_measured) for outcome in result.outcomes)
     print(f"predict {result.t_predict_s:.1f} s, plan {result.t_plan_s:.1f} s, build "
           f"{result.t_build_s:.1f} s, measure "

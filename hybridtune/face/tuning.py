@@ -277,13 +277,14 @@ def retime(executor, plans: list, rows: dict, new: dict, options: MeasureOptions
 
 def tune(request: TuneRequest, store, executor, workers: int, hardware_id: str,
          on_predicted=None, on_planned=None, on_result=None, on_phase=None,
-         on_analysis=None, on_built=None, analysis_executor=None) -> TuneResult:
+         on_analysis=None, on_built=None, analysis_executor=None, on_note=None) -> TuneResult:
     """Run the whole pipeline; rank 0 only (the executor reaches the other nodes).
 
     The callbacks tell the face what happens: on_phase(name, total) as analyses, builds and
     measurements start, on_analysis(job, results), on_built(count) and on_result(plan, row) as
     they end; analysis_executor (default: a process pool here) runs the kerncraft analyses,
-    on_predicted(offline) and on_planned(plan) with the rankings and shortlists."""
+    on_predicted(offline) and on_planned(plan) with the rankings and shortlists, on_note(text) with
+    what the user must know before measuring starts (the hybrid strategy's prior)."""
     started = time.monotonic()
     deadline = started + request.time_limit_s if request.time_limit_s else None
     offline = predict_scenario(
@@ -315,6 +316,8 @@ def tune(request: TuneRequest, store, executor, workers: int, hardware_id: str,
         found, note = searches(plans, store, request.scenario.machine.sha256, hardware_id,
                                request.strategy.stop, request.max_measurements)
         notes = (note,)
+        if on_note:
+            on_note(note)
         if on_phase:
             on_phase("measurements (hybrid: until no variant is likely faster)",
                      sum(min(len(plan.tasks), request.max_measurements or len(plan.tasks))

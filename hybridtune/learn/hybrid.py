@@ -79,10 +79,13 @@ def prior_belief(fitted, variants, feature_rows, predicted_s) -> tuple[Belief, s
     if fitted is not None and fitted.kind == "gp":
         X = fitted.encoding.matrix(variants, feature_rows)
         mean, cov = fitted.estimator.predict_joint(X)
-        return Belief.of(log_predicted, mean, cov * fitted.spread ** 2,
-                         fitted.estimator.noise_level_), \
-            (f"prior: the trained Gaussian process ({len(fitted.row_ids)} training rows, its "
-             f"spread widened {fitted.spread:.2f}x as its errors on left-out IVPs ask)")
+        # what the model gets wrong on a new IVP: a common error of the configuration (learnt
+        # from its first measurement) and each variant's own
+        cov = cov + fitted.offset_spread ** 2 + fitted.variant_spread ** 2 * np.eye(len(X))
+        return Belief.of(log_predicted, mean, cov, fitted.estimator.noise_level_), \
+            (f"prior: the trained Gaussian process ({len(fitted.row_ids)} training rows), with "
+             f"the errors it made on left-out IVPs: {fitted.offset_spread:.3f} common to a "
+             f"configuration, {fitted.variant_spread:.3f} of a variant's own (log time)")
     X = encoding_for(variants, feature_rows).matrix(variants, feature_rows)
     kernel = ConstantKernel(DEFAULT_SPREAD ** 2) * Matern(DEFAULT_LENGTH, nu=2.5)
     cov = kernel(StandardScaler().fit_transform(X))

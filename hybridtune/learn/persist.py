@@ -23,7 +23,7 @@ def model_record(fitted: Fitted) -> dict:
     """The models-table row (without run_id)."""
     estimator = fitted.estimator
     params = {"features": list(fitted.encoding.names), "hyper": estimator.get_params(),
-              "spread": fitted.spread}
+              "offset_spread": fitted.offset_spread, "variant_spread": fitted.variant_spread}
     if fitted.kind == "linear":
         params.update(scaler=_scaler_params(estimator.scaler_),
                       coef=estimator.ridge_.coef_.tolist(),
@@ -95,7 +95,7 @@ def _load(record: dict, rows: Rows) -> Fitted:
     if record["kind"] == "linear":
         estimator = _linear(params, len(encoding.names), model_id)
     elif record["kind"] == "gp":
-        measured = rows.measured.set_index("row_id")
+        measured = (rows.every if rows.every is not None else rows.measured).set_index("row_id")
         missing = [r for r in row_ids if r not in measured.index]
         if missing:
             raise RequestError(f"model {model_id}: {len(missing)} of its {len(row_ids)} training "
@@ -115,7 +115,7 @@ def _load(record: dict, rows: Rows) -> Fitted:
                   record["machine_sha256"], record["hardware_id"], row_ids,
                   tuple(tuple(p) for p in training["provenance"]),
                   int(training["available_rows"]), 0.0, dict(record["score"]),
-                  float(params["spread"]))
+                  float(params["offset_spread"]), float(params["variant_spread"]))
 
 
 def latest_models(models, machine_sha256: str) -> dict:

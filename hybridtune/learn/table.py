@@ -25,6 +25,7 @@ class Rows:
     frame: pd.DataFrame
     feature_schema: str
     machine_sha256: str
+    every: pd.DataFrame | None = None   # every ok measurement with its prediction (by row_id)
 
     @property
     def measured(self) -> pd.DataFrame:
@@ -66,9 +67,9 @@ def latest_predictions(predictions: pd.DataFrame, machine_sha256: str | None = N
         machine_sha256
 
 
-def best_measurements(measurements: pd.DataFrame, hardware_id: str | None = None) -> pd.DataFrame:
-    """Per (method, IVP, n, threads, variant) the ok measurement with the narrowest interval, of one
-    hardware (the given one, else the one with most ok rows)."""
+def ok_measurements(measurements: pd.DataFrame, hardware_id: str | None = None) -> pd.DataFrame:
+    """The ok measurements of one hardware (the given one, else the one with most ok rows), the
+    variant id as `variant`."""
     if measurements.empty:
         return measurements.assign(variant=[])
     ok = measurements[(measurements["status"] == "ok") & measurements["median_s"].notna()
@@ -77,9 +78,19 @@ def best_measurements(measurements: pd.DataFrame, hardware_id: str | None = None
         return ok.rename(columns={"id": "variant"})
     if hardware_id is None:
         hardware_id = ok["hardware_id"].value_counts().index[0]
-    ok = ok[ok["hardware_id"] == hardware_id].rename(columns={"id": "variant"})
-    ok = ok.assign(_ci=ok["ci_rel"].fillna(math.inf)).sort_values("_ci", kind="stable")
-    return ok.drop_duplicates(list(KEY), keep="first").drop(columns="_ci")
+    return ok[ok["hardware_id"] == hardware_id].rename(columns={"id": "variant"})
+
+
+def best_measurements(measurements: pd.DataFrame, hardware_id: str | None = None) -> pd.DataFrame:
+    """Per (method, IVP, n, threads, variant) the ok measurement of the newest generator version
+    and, among those, the narrowest interval, of one hardware (see ok_measurements)."""
+    ok = ok_measurements(measurements, hardware_id)
+    if ok.empty:
+        return ok
+    version = pd.to_numeric(ok["generator_version"], errors="coerce").fillna(-1)
+    ok = ok.assign(_version=-version, _ci=ok["ci_rel"].fillna(math.inf))
+    ok = ok.sort_values(["_version", "_ci"], kind="stable")
+    return ok.drop_duplicates(list(KEY), keep="first").drop(columns=["_version", "_ci"])
 
 
 def joined_rows(predictions: pd.DataFrame, measurements: pd.DataFrame,
@@ -93,7 +104,9 @@ def joined_rows(predictions: pd.DataFrame, measurements: pd.DataFrame,
         best = pd.DataFrame({name: pd.Series(dtype=float if name in numbers else object)
                              for name in columns})
     frame = latest.merge(best[columns], on=list(KEY), how="left")
-    return Rows(frame, schema, machine)
+    every = ok_measurements(measurements, hardware_id)
+    every = latest.merge(every[columns], on=list(KEY)) if not every.empty else frame.iloc[:0]
+    return Rows(frame, schema, machine, every)
 
 
 def machine_files(predictions: pd.DataFrame) -> list[str]:

@@ -35,13 +35,15 @@ class Fitted:
     available_rows: int                # measured rows there were
     seconds: float = 0.0
     score: dict = field(default_factory=dict)
-    spread: float = 1.0                # the estimator's standard deviation is this much too narrow
+    offset_spread: float = 0.0         # on a new IVP: its configurations' common error
+    variant_spread: float = 0.0        # and a variant's own error about that
 
     def correction(self, variants, feature_rows):
-        """Mean and (calibrated) standard deviation of log(measured / predicted) for these rows."""
+        """Mean and standard deviation of log(measured / predicted) for these rows, the errors
+        the model makes on an IVP it has not seen included."""
         mean, std = self.estimator.predict(self.encoding.matrix(variants, feature_rows),
                                            return_std=True)
-        return mean, std * self.spread
+        return mean, np.sqrt(std ** 2 + self.offset_spread ** 2 + self.variant_spread ** 2)
 
 
 def regime(features: dict) -> str:
@@ -99,19 +101,27 @@ def _estimator(kind: str, X: np.ndarray, y: np.ndarray, seed: int):
                         random_state=seed).fit(X, y)
 
 
-def spread_on_new_ivps(estimator, X: np.ndarray, y: np.ndarray, ivps: np.ndarray) -> float:
-    """How much wider the errors on an IVP the model has not seen are than its standard deviation
-    says: each training IVP left out in turn (same hyperparameters), the robust spread of the
-    z-scores (median |z| / 0.6745), at least 1; 1 with fewer than two IVPs."""
-    names = sorted(set(ivps))
-    if len(names) < 2:
-        return 1.0
-    scores = []
-    for name in names:
+def errors_on_new_ivps(estimator, X: np.ndarray, y: np.ndarray,
+                       configurations: list) -> tuple[float, float]:
+    """The model's errors on an IVP it has not seen, each training IVP left out in turn (same
+    hyperparameters): the robust spread (median absolute value / 0.6745) of each configuration's
+    median error, and of each variant's error about its configuration's median. (0, 0) with
+    fewer than two IVPs."""
+    ivps = np.array([c[1] for c in configurations])
+    keys = np.array(["|".join(map(str, c)) for c in configurations])
+    if len(set(ivps)) < 2:
+        return 0.0, 0.0
+    offsets, own = [], []
+    for name in sorted(set(ivps)):
         out = ivps == name
-        mean, std = clone(estimator).fit(X[~out], y[~out]).predict(X[out], return_std=True)
-        scores.append(np.abs(y[out] - mean) / std)
-    return max(1.0, float(np.median(np.concatenate(scores)) / 0.6745))
+        error = y[out] - clone(estimator).fit(X[~out], y[~out]).predict(X[out])
+        for key in sorted(set(keys[out])):
+            mine = error[keys[out] == key]
+            offsets.append(np.median(mine))
+            own.append(mine - np.median(mine))
+    robust = 1 / 0.6745
+    return (float(np.median(np.abs(offsets))) * robust,
+            float(np.median(np.abs(np.concatenate(own)))) * robust)
 
 
 def fit(rows: Rows, kind: str, max_rows: int = MAX_ROWS, seed: int = 0) -> Fitted:
@@ -135,9 +145,10 @@ def fit(rows: Rows, kind: str, max_rows: int = MAX_ROWS, seed: int = 0) -> Fitte
     y = np.log(used["median_s"].to_numpy(float) / used["predicted_s"].to_numpy(float))
     start = time.perf_counter()
     estimator = _estimator(kind, X, y, seed)
-    spread = spread_on_new_ivps(estimator, X, y, used["ivp"].to_numpy())
+    offset, own = errors_on_new_ivps(
+        estimator, X, y, list(used[["method", "ivp", "n", "threads"]].itertuples(index=False)))
     seconds = time.perf_counter() - start
     provenance = tuple(zip(used["code_sha256"], used["build_id"], used["hardware_id"]))
     return Fitted(kind, estimator, encoding, rows.feature_schema, rows.machine_sha256, hardware,
                   tuple(used["row_id"]), provenance, len(measured), seconds,
-                  {"r2_in_sample": float(estimator.score(X, y))}, spread)
+                  {"r2_in_sample": float(estimator.score(X, y))}, offset, own)

@@ -168,7 +168,7 @@ def test_train_refuses_too_few_measurements(capsys, tmp_path, fixture_frames):
 
 def test_bad_options_are_refused_before_reading(capsys, copy):
     _refused(capsys, copy, "train", "--db", str(copy), "--max-rows", "0",
-             says="--max-rows 0: expected a count >= 1")
+             says="--max-rows 0: expected a count >= 20")
     _refused(capsys, copy, "evaluate", "--db", str(copy), "--stop", "2",
              says="--stop 2: expected a probability in (0, 1)")
 

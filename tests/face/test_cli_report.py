@@ -74,7 +74,7 @@ def test_report_of_the_fixture(store, tmp_path, capsys):
 def test_store_of_one_ivp_gets_the_plots_without_evaluation(tmp_path, capsys):
     small = tmp_path / "small.h5"
     one_ivp_store(FIXTURE, small)
-    out = tmp_path / "sub" / "report"
+    out = tmp_path / "report"
     assert main(["report", "--db", str(small), "-o", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "not drawn: Predicted against measured" in printed
@@ -86,7 +86,7 @@ def test_store_of_one_ivp_gets_the_plots_without_evaluation(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("case", ["missing store", "store is a folder", "output is a file",
-                                  "foreign folder"])
+                                  "foreign folder", "no parent folder"])
 def test_bad_input_exits_2_and_writes_nothing(store, tmp_path, capsys, case):
     out = tmp_path / "report"
     db = store
@@ -97,6 +97,8 @@ def test_bad_input_exits_2_and_writes_nothing(store, tmp_path, capsys, case):
         db.mkdir()
     elif case == "output is a file":
         out.write_text("mine")
+    elif case == "no parent folder":
+        out = tmp_path / "missing" / "report"
     else:
         out.mkdir()
         (out / "notes.txt").write_text("mine")

@@ -67,8 +67,9 @@ def test_a_trained_model_is_the_prior_and_fewer_variants_are_measured(fixture_co
     result = json.loads(done.stdout)
     assert any("trained Gaussian process" in note for note in result["notes"])
     measured = [record["measured_now"] for record in result["configurations"]]
-    # the model has seen these pools: it stops well before measuring every variant
-    assert all(1 <= count < 32 for count in measured), measured
+    # the belief carries the model's errors on left-out IVPs, so a configuration may need the
+    # whole pool; together they stop before it
+    assert all(1 <= count <= 32 for count in measured) and sum(measured) < 4 * 32, measured
     with Store.open(fixture_copy, "r") as store:
         frame = store.frame("measurements")
     for record in result["configurations"]:
