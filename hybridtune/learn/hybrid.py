@@ -79,6 +79,7 @@ def prior_belief(fitted, variants, feature_rows, predicted_s) -> tuple[Belief, s
     if fitted is not None and fitted.kind == "gp":
         X = fitted.encoding.matrix(variants, feature_rows)
         mean, cov = fitted.estimator.predict_joint(X)
+        mean = mean + fitted.level
         # what the model gets wrong on a new IVP: a common error of the configuration (learnt
         # from its first measurement) and each variant's own
         cov = cov + fitted.offset_spread ** 2 + fitted.variant_spread ** 2 * np.eye(len(X))

@@ -12,7 +12,7 @@ from hybridtune.errors import RequestError
 from hybridtune.learn.encode import Encoding
 from hybridtune.learn.models import GPCorrection, LinearCorrection
 from hybridtune.learn.table import Rows
-from hybridtune.learn.train import Fitted
+from hybridtune.learn.train import Fitted, centred, configuration_keys
 
 
 def _scaler_params(scaler: StandardScaler) -> dict:
@@ -23,7 +23,8 @@ def model_record(fitted: Fitted) -> dict:
     """The models-table row (without run_id)."""
     estimator = fitted.estimator
     params = {"features": list(fitted.encoding.names), "hyper": estimator.get_params(),
-              "offset_spread": fitted.offset_spread, "variant_spread": fitted.variant_spread}
+              "offset_spread": fitted.offset_spread, "variant_spread": fitted.variant_spread,
+              "level": fitted.level}
     if fitted.kind == "linear":
         params.update(scaler=_scaler_params(estimator.scaler_),
                       coef=estimator.ridge_.coef_.tolist(),
@@ -104,18 +105,20 @@ def _load(record: dict, rows: Rows) -> Fitted:
         used = measured.loc[list(row_ids)]
         X = encoding.matrix(used["variant"].tolist(), used["features"].tolist())
         y = np.log(used["median_s"].to_numpy(float) / used["predicted_s"].to_numpy(float))
+        target, _ = centred(y, configuration_keys(used))
         hyper = params["hyper"]
         estimator = GPCorrection(nu=float(hyper["nu"]), length_scale=float(params["length_scale"]),
                                  constant=float(params["constant"]),
                                  noise_level=float(params["noise_level"]), optimize=False,
-                                 random_state=int(hyper["random_state"])).fit(X, y)
+                                 random_state=int(hyper["random_state"])).fit(X, target)
     else:
         raise RequestError(f"model {model_id}: kind {record['kind']!r}: expected linear or gp")
     return Fitted(record["kind"], estimator, encoding, record["feature_schema"],
                   record["machine_sha256"], record["hardware_id"], row_ids,
                   tuple(tuple(p) for p in training["provenance"]),
                   int(training["available_rows"]), 0.0, dict(record["score"]),
-                  float(params["offset_spread"]), float(params["variant_spread"]))
+                  float(params["offset_spread"]), float(params["variant_spread"]),
+                  float(params["level"]))
 
 
 def latest_models(models, machine_sha256: str) -> dict:

@@ -37,13 +37,15 @@ class Fitted:
     score: dict = field(default_factory=dict)
     offset_spread: float = 0.0         # on a new IVP: its configurations' common error
     variant_spread: float = 0.0        # and a variant's own error about that
+    level: float = 0.0                 # the median log factor the estimator's output is added to
 
     def correction(self, variants, feature_rows):
         """Mean and standard deviation of log(measured / predicted) for these rows, the errors
         the model makes on an IVP it has not seen included."""
         mean, std = self.estimator.predict(self.encoding.matrix(variants, feature_rows),
                                            return_std=True)
-        return mean, np.sqrt(std ** 2 + self.offset_spread ** 2 + self.variant_spread ** 2)
+        return self.level + mean, np.sqrt(std ** 2 + self.offset_spread ** 2
+                                          + self.variant_spread ** 2)
 
 
 def regime(features: dict) -> str:
@@ -101,20 +103,26 @@ def _estimator(kind: str, X: np.ndarray, y: np.ndarray, seed: int):
                         random_state=seed).fit(X, y)
 
 
+def centred(y: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, float]:
+    """y less its configuration's median, and the median of y: a model learns how variants of a
+    configuration differ, the level of a new configuration is the training rows' median factor."""
+    medians = {key: np.median(y[keys == key]) for key in set(keys)}
+    return y - np.array([medians[key] for key in keys]), float(np.median(y))
+
+
 def errors_on_new_ivps(estimator, X: np.ndarray, y: np.ndarray,
-                       configurations: list) -> tuple[float, float]:
+                       keys: np.ndarray, ivps: np.ndarray) -> tuple[float, float]:
     """The model's errors on an IVP it has not seen, each training IVP left out in turn (same
     hyperparameters): the robust spread (median absolute value / 0.6745) of each configuration's
     median error, and of each variant's error about its configuration's median. (0, 0) with
     fewer than two IVPs."""
-    ivps = np.array([c[1] for c in configurations])
-    keys = np.array(["|".join(map(str, c)) for c in configurations])
     if len(set(ivps)) < 2:
         return 0.0, 0.0
     offsets, own = [], []
     for name in sorted(set(ivps)):
         out = ivps == name
-        error = y[out] - clone(estimator).fit(X[~out], y[~out]).predict(X[out])
+        target, level = centred(y[~out], keys[~out])
+        error = y[out] - level - clone(estimator).fit(X[~out], target).predict(X[out])
         for key in sorted(set(keys[out])):
             mine = error[keys[out] == key]
             offsets.append(np.median(mine))
@@ -143,12 +151,19 @@ def fit(rows: Rows, kind: str, max_rows: int = MAX_ROWS, seed: int = 0) -> Fitte
     encoding = encoding_for(variants, features)
     X = encoding.matrix(variants, features)
     y = np.log(used["median_s"].to_numpy(float) / used["predicted_s"].to_numpy(float))
+    keys = configuration_keys(used)
+    target, level = centred(y, keys)
     start = time.perf_counter()
-    estimator = _estimator(kind, X, y, seed)
-    offset, own = errors_on_new_ivps(
-        estimator, X, y, list(used[["method", "ivp", "n", "threads"]].itertuples(index=False)))
+    estimator = _estimator(kind, X, target, seed)
+    offset, own = errors_on_new_ivps(estimator, X, y, keys, used["ivp"].to_numpy())
     seconds = time.perf_counter() - start
     provenance = tuple(zip(used["code_sha256"], used["build_id"], used["hardware_id"]))
     return Fitted(kind, estimator, encoding, rows.feature_schema, rows.machine_sha256, hardware,
                   tuple(used["row_id"]), provenance, len(measured), seconds,
-                  {"r2_in_sample": float(estimator.score(X, y))}, offset, own)
+                  {"r2_in_sample": float(estimator.score(X, target))}, offset, own, level)
+
+
+def configuration_keys(frame: pd.DataFrame) -> np.ndarray:
+    """Per row its configuration (method, IVP, n, threads) as one string."""
+    return np.array(["|".join(map(str, key)) for key in
+                     frame[["method", "ivp", "n", "threads"]].itertuples(index=False)])
