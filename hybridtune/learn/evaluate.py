@@ -46,7 +46,7 @@ def whole_pools(rows: Rows) -> list[replay.Pool]:
 
 
 def _best_variant(train: pd.DataFrame) -> str:
-    """The variant with the least mean of t / t_best over the training configurations."""
+    """The variant with the least mean of t / t_best over the (whole-pool) training configurations."""
     best = train.groupby(list(CONFIG))["median_s"].transform("min")
     ratios = (train["median_s"] / best).groupby(train["variant"]).mean()
     counts = train.groupby("variant").size()
@@ -154,7 +154,10 @@ def evaluate(rows: Rows, stop: float = 0.05, max_rows: int = 2000,
             predictions.append({**row, **{name: float(values[position])
                                           for name, values in corrected.items()},
                                 "gp_std_log": float(spread[position])})
-        best_variant = _best_variant(train.measured)
+        whole = {p.key for p in pools if p.key[1] != ivp}
+        trained = train.measured
+        best_variant = _best_variant(trained[[tuple(k) in whole for k in
+                                              trained[list(CONFIG)].itertuples(index=False)]])
         for pool in (p for p in pools if p.key[1] == ivp):
             hybrid_replay = replay.hybrid(pool, gp, stop)
             replays = _replays(pool, hybrid_replay, best_variant)
