@@ -16,12 +16,15 @@ def ranking_lines(config, ranking: list[VariantPrediction], shortlisted: list, h
              f"{len(shortlisted)} shortlisted"]
     if ok:
         best = ok[0].predicted_s
-        lines.append(f"  {'rank':>4}  {'predicted s/step':>16}  {'t_com':>9}  {'vs best':>7}  variant")
+        if head > 0:
+            lines.append(f"  {'rank':>4}  {'predicted s/step':>16}  {'t_com':>9}  {'vs best':>7}  "
+                         "variant")
         for p in ok[:head]:
             lines.append(f"  {p.rank:>4}  {p.predicted_s:>16.4e}  {p.t_com_s:>9.2e}  "
                          f"{100 * (p.predicted_s / best - 1):>6.1f}%  {p.id}")
         if len(ok) > head:
-            lines.append(f"  ... {len(ok) - head} more; worst {ok[-1].predicted_s:.4e} s "
+            lines.append(f"  ... {len(ok) - head} {'more' if head else 'predicted'}; best "
+                         f"{best:.4e} s, worst {ok[-1].predicted_s:.4e} s "
                          f"({ok[-1].predicted_s / best:.2f}x the best)")
     for p in failed[:3]:
         lines.append(f"  not ranked: {p.id}: {p.message[:160]}")
