@@ -67,8 +67,12 @@ def test_each_level_is_checked_and_the_caches_agree_with_their_measurement(probe
     for check in checks[1:-1]:
         if not any(f"{check.level} load kernel was not slower" in n for n in mapping["probe notes"]):
             assert check.ratio == pytest.approx(1.0, abs=0.01)
-    # Memory adds its bandwidth term to every cache transfer: never faster than measured.
-    assert checks[-1].ratio <= 1.0 + 1e-3
+    # Memory adds its bandwidth term to every cache transfer: the file's memory bandwidth is never
+    # above the memory bandwidth it is composed from (the measured 1-core figure it is compared
+    # with comes from another run of the benchmark, so their ratio depends on the machine's load)
+    best = max(quantity(v, "B/s") for v in mapping["benchmarks"]["measurements"]["MEM"][1][
+        "results"]["load"])
+    assert checks[-1].file_Bps <= best * (1 + 1e-3)
     lines = probe_summary(mapping)
     assert lines[0].startswith(f"{mapping['model name']}: {mapping['clock']} in the file (nominal")
     assert [line.split()[0] for line in lines[-4:]] == ["L1", "L2", "L3", "MEM"]
