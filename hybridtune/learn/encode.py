@@ -33,16 +33,30 @@ def base_features(features: dict) -> dict:
     return out
 
 
+def regime(features: dict) -> str:
+    """The first cache level one time step's working set fits in (MEM beyond the last)."""
+    for cache in CACHES:
+        ratio = features.get(f"ws_over_{cache}")
+        if ratio is not None and ratio <= 1:
+            return cache
+    return "MEM"
+
+
 def structure_features(variant: str, features: dict) -> dict:
     """The variant's structure: its skeleton, its kernel variants and each template's share of the
-    prediction (kernel variant names come from the feature row's template keys and the id)."""
+    prediction (kernel variant names come from the feature row's template keys and the id), and
+    the skeleton and kernel variants again per size regime, as a loop order that suits data in one
+    cache level may not suit it in another."""
     predicted = features["predicted_s"]
-    out = {f"skeleton={variant.split('_', 1)[0]}": 1.0}
+    where = regime(features)
+    skeleton = variant.split("_", 1)[0]
+    out = {f"skeleton={skeleton}": 1.0, f"skeleton@{where}={skeleton}": 1.0}
     for key, value in features.items():
         if key.startswith("tpl_") and key.endswith("_s") and "_T_" not in key:
             out[f"template_share={key[4:-2]}"] = value / predicted
     for part in kernel_variants(variant, features):
         out[f"kernel={part}"] = 1.0
+        out[f"kernel={part}@{where}"] = 1.0
     return out
 
 

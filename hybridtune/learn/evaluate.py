@@ -11,9 +11,10 @@ from scipy.stats import kendalltau
 
 from hybridtune.errors import RequestError
 from hybridtune.learn import metrics, replay
+from hybridtune.learn.encode import regime
 from hybridtune.learn.table import CONFIG, Rows
 from hybridtune.learn.tpe import optuna_module, tpe
-from hybridtune.learn.train import MIN_ROWS, fit, regime
+from hybridtune.learn.train import MIN_ROWS, fit
 
 WHOLE_POOL = 0.95        # a configuration with ok measurements of this share of its pool
 RANDOM_SEEDS = 20

@@ -11,7 +11,7 @@ import pandas as pd
 from sklearn.base import clone
 
 from hybridtune.errors import RequestError
-from hybridtune.learn.encode import CACHES, Encoding, encoding_for
+from hybridtune.learn.encode import Encoding, encoding_for, regime
 from hybridtune.learn.models import GPCorrection, LinearCorrection
 from hybridtune.learn.table import Rows
 
@@ -46,15 +46,6 @@ class Fitted:
                                            return_std=True)
         return self.level + mean, np.sqrt(std ** 2 + self.offset_spread ** 2
                                           + self.variant_spread ** 2)
-
-
-def regime(features: dict) -> str:
-    """The first cache level one time step's working set fits in (MEM beyond the last)."""
-    for cache in CACHES:
-        ratio = features.get(f"ws_over_{cache}")
-        if ratio is not None and ratio <= 1:
-            return cache
-    return "MEM"
 
 
 def stratified_sample(frame: pd.DataFrame, limit: int, seed: int = 0) -> pd.DataFrame:

@@ -8,7 +8,8 @@ import pytest
 
 from hybridtune.errors import RequestError
 from hybridtune.learn.table import Rows
-from hybridtune.learn.train import MIN_ROWS, fit, regime, stratified_sample
+from hybridtune.learn.encode import regime
+from hybridtune.learn.train import MIN_ROWS, fit, stratified_sample
 
 
 def _frame(sizes: dict) -> pd.DataFrame:
