@@ -29,17 +29,28 @@ def add_arguments(sub) -> None:
     evaluate.add_argument("--json", action="store_true")
 
 
+def read_frames(path: str, tables: tuple) -> dict:
+    """table -> frame of the store at path, read once and read-only."""
+    from hybridtune.store import Store
+    if not Path(path).is_file():
+        raise RequestError(f"--db {path}: no such store")
+    with Store.open(path, "r") as store:
+        return {table: store.frame(table) for table in tables}
+
+
 def read_rows(path: str, machine_sha256: str | None = None):
     """The store's learning rows (predictions with features joined to measurements) of one machine
     file (default: the one predicted with last), and its models; read-only."""
     from hybridtune.learn.table import joined_rows
-    from hybridtune.store import Store
-    if not Path(path).exists():
-        raise RequestError(f"--db {path}: no such store")
-    with Store.open(path, "r") as store:
-        predictions, measurements = store.frame("variant_predictions"), store.frame("measurements")
-        models = store.frame("models")
-    return joined_rows(predictions, measurements, machine_sha256), models
+    frames = read_frames(path, ("variant_predictions", "measurements", "models"))
+    return joined_rows(frames["variant_predictions"], frames["measurements"], machine_sha256), \
+        frames["models"]
+
+
+def machine_file_names(runs) -> dict:
+    """machine file sha256 -> its path, as the runs that name one give it."""
+    return {sha: path for sha, path in zip(runs.get("machine_sha256", []),
+                                           runs.get("machine_file", [])) if path}
 
 
 def cmd_train(args) -> int:
@@ -137,11 +148,10 @@ def cmd_evaluate(args) -> int:
     from hybridtune.learn.evaluate import evaluate
     if not 0 < args.stop < 1:
         raise RequestError(f"--stop {args.stop:g}: expected a probability in (0, 1)")
-    if args.tpe:
-        from hybridtune.learn.tpe import optuna_module
-        optuna_module()
-    rows, _ = read_rows(args.db)
-    regimes = offline_by_machine(args.db)
+    from hybridtune.learn.table import joined_rows
+    frames = read_frames(args.db, ("variant_predictions", "measurements", "runs"))
+    rows = joined_rows(frames["variant_predictions"], frames["measurements"])
+    regimes = offline_by_machine(frames)
     result = evaluate(rows, args.stop, with_tpe=args.tpe)
     if args.json:
         print(json.dumps({"strategies": result.strategies, "accuracy": result.accuracy,
@@ -154,17 +164,13 @@ def cmd_evaluate(args) -> int:
     return 0
 
 
-def offline_by_machine(path: str) -> dict:
+def offline_by_machine(frames: dict) -> dict:
     """Per machine file the store predicted with (named by its runs): the offline model's error
     per size regime; before and after a change to the machine file, for instance."""
     from hybridtune.learn.evaluate import regime_errors
     from hybridtune.learn.table import joined_rows, machine_files
-    from hybridtune.store import Store
-    with Store.open(path, "r") as store:
-        predictions, measurements = store.frame("variant_predictions"), store.frame("measurements")
-        runs = store.frame("runs")
-    names = {sha: path for sha, path in zip(runs.get("machine_sha256", []),
-                                             runs.get("machine_file", [])) if path}
+    predictions, measurements = frames["variant_predictions"], frames["measurements"]
+    names = machine_file_names(frames["runs"])
     return {sha: {"machine_file": names.get(sha, ""),
                   "regimes": regime_errors(joined_rows(predictions, measurements, sha))}
             for sha in machine_files(predictions)}

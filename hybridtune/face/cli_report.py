@@ -9,6 +9,7 @@ import uuid
 from pathlib import Path
 
 from hybridtune.errors import RequestError
+from hybridtune.face.cli_learn import machine_file_names, read_frames
 
 PAGE = "index.html"
 
@@ -36,16 +37,6 @@ def check_output(output: str) -> Path:
     if not parent.is_dir():
         raise RequestError(f"-o {output}: expected an existing folder {parent} to write it in")
     return folder
-
-
-def read_store(path: str) -> dict:
-    """The frames a report needs (runs, measurements, variant predictions), read-only."""
-    from hybridtune.store import Store
-    if not Path(path).is_file():
-        raise RequestError(f"--db {path}: no such store")
-    with Store.open(path, "r") as store:
-        return {name: store.frame(name)
-                for name in ("runs", "measurements", "variant_predictions")}
 
 
 def _hardware(measurements) -> list:
@@ -161,7 +152,7 @@ def _named(regimes: dict, runs) -> dict:
     """The regime errors with the machine file's path as the runs name it."""
     if not regimes:
         return {}
-    names = dict(zip(runs.get("machine_sha256", []), runs.get("machine_file", [])))
+    names = machine_file_names(runs)
     return {**regimes, "machine_file": names.get(regimes["machine_sha256"], "")}
 
 
@@ -174,7 +165,7 @@ def _umask() -> int:
 def cmd_report(args) -> int:
     from hybridtune.report.html import page
     folder = check_output(args.output)
-    frames = read_store(args.db)
+    frames = read_frames(args.db, ("runs", "measurements", "variant_predictions"))
     content = build(frames)
     runs = frames["runs"][["command", "host", "started_at"]].to_dict("records")
     text = page(args.db, runs, content["hardware"], content["counts"], content["evaluation"],

@@ -59,23 +59,23 @@ class Search:
         return pick
 
 
-def prior_model(store, machine_sha256: str, hardware_id: str):
-    """The stored Gaussian process for this machine file and hardware, with the store's rows, or
-    None."""
+def prior_model(store, predictions, machine_sha256: str, hardware_id: str):
+    """The stored Gaussian process for this machine file and hardware, with the store's rows
+    (predictions: the store's variant_predictions frame), or None."""
     models = store.frame("models")
     record = latest_models(models, machine_sha256).get("gp") if not models.empty else None
     if record is None or record["hardware_id"] != hardware_id:
         return None
-    rows = joined_rows(store.frame("variant_predictions"), store.frame("measurements"),
-                       machine_sha256, hardware_id)
+    rows = joined_rows(predictions, store.frame("measurements"), machine_sha256, hardware_id)
     return load_model(record, rows)
 
 
 def searches(plans: list, store, machine_sha256: str, hardware_id: str, stop: float,
              max_measurements: int | None) -> tuple[list, str]:
     """A search per plan, its belief conditioned on the rows the store already answers."""
-    fitted = prior_model(store, machine_sha256, hardware_id)
-    latest, _, _ = latest_predictions(store.frame("variant_predictions"), machine_sha256)
+    predictions = store.frame("variant_predictions")
+    fitted = prior_model(store, predictions, machine_sha256, hardware_id)
+    latest, _, _ = latest_predictions(predictions, machine_sha256)
     features = {tuple(key): f for key, f in zip(
         latest[["method", "ivp", "n", "threads", "variant"]].itertuples(index=False),
         latest["features"])}

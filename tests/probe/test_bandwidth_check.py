@@ -10,7 +10,8 @@ from hybridtune.describe.loader import load
 from hybridtune.probe.bandwidth_check import check_bandwidths, quantity
 from hybridtune.probe.host_facts import CacheFacts, read_host_facts
 from hybridtune.probe.machine_file import write_machine_file
-from hybridtune.probe.probe import BandwidthPoint, last_level_regime, probe_machine, probe_summary
+from hybridtune.probe.bandwidth import BandwidthPoint, last_level_regime
+from hybridtune.probe.probe import probe_machine, probe_summary
 
 KIB, MIB = 1 << 10, 1 << 20
 QUIET_KERNCRAFT = pytest.mark.filterwarnings("ignore::DeprecationWarning",

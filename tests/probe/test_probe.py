@@ -19,9 +19,9 @@ from hybridtune.probe.core_model import (choose_osaca_architecture, flops_per_cy
                                            osaca_architectures, port_model)
 from hybridtune.probe.host_facts import CacheFacts, HostFacts, read_host_facts
 from hybridtune.probe.machine_file import write_machine_file
-from hybridtune.probe.probe import (BENCH_KERNELS, MEMORY_FACTOR, MEMORY_SHARE_LIMIT,
-                                      BandwidthPoint, level_footprints, measure_bandwidth,
-                                      probe_machine)
+from hybridtune.probe.bandwidth import (BENCH_KERNELS, MEMORY_FACTOR, MEMORY_SHARE_LIMIT,
+                                        BandwidthPoint, level_footprints, measure_bandwidth)
+from hybridtune.probe.probe import probe_machine
 from tests_support import SHARED_MACHINES
 
 KIB, MIB = 1 << 10, 1 << 20
