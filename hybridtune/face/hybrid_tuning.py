@@ -30,7 +30,7 @@ class Search:
     def observe(self, position: int, row: dict) -> None:
         self.busy.discard(position)
         if row["status"] == "ok" and row.get("median_s") and math.isfinite(row["median_s"]):
-            self.belief.observe(position, math.log(row["median_s"]))
+            self.belief.observe(position, math.log(row["median_s"]), row.get("ci_rel"))
             if self.best is None or row["median_s"] < self.best_row["median_s"]:
                 self.best, self.best_row = position, row
         else:

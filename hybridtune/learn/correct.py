@@ -7,9 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from hybridtune.learn.table import Z95
 from hybridtune.learn.train import Fitted
-
-Z95 = 1.959964
 
 
 @dataclass(frozen=True)

@@ -11,12 +11,15 @@ from sklearn.gaussian_process.kernels import ConstantKernel, Matern
 from sklearn.preprocessing import StandardScaler
 
 from hybridtune.learn.encode import encoding_for
+from hybridtune.learn.table import Z95
+from hybridtune.learn.train import pool_offsets
 
 DEFAULT_SPREAD = 0.5     # prior standard deviation of log(measured / predicted) without a model
 DEFAULT_LENGTH = 3.0     # and its length scale on standardised features
 DEFAULT_NOISE = 0.01     # white noise (variance) of a measured log time
 MIN_IMPROVEMENT = 0.01   # a variant counts as better only by max(ci_rel, this)
 STOP_PROBABILITY = 0.05
+MIN_NOISE = 1e-6         # variance of a measured log time at least
 
 
 @dataclass
@@ -32,16 +35,20 @@ class Belief:
            noise: float) -> Belief:
         return cls(log_predicted + correction, cov, noise, {})
 
-    def observe(self, index: int, log_time: float) -> None:
-        self.observed[index] = log_time
+    def observe(self, index: int, log_time: float, ci_rel: float | None = None) -> None:
+        """A measured log time; its noise is the measurement's own (95% interval ci_rel) where
+        known, else the belief's."""
+        known = ci_rel is not None and math.isfinite(ci_rel) and ci_rel > 0
+        self.observed[index] = (log_time, max((ci_rel / Z95) ** 2, MIN_NOISE) if known
+                                else self.noise)
 
     def posterior(self) -> tuple[np.ndarray, np.ndarray]:
         """Mean and standard deviation of every candidate's log time given the observations."""
         if not self.observed:
             return self.mean, np.sqrt(np.clip(np.diag(self.cov), 1e-12, None))
         seen = np.fromiter(self.observed, int)
-        values = np.fromiter(self.observed.values(), float)
-        k_oo = self.cov[np.ix_(seen, seen)] + self.noise * np.eye(len(seen))
+        values, noise = np.array(list(self.observed.values())).T
+        k_oo = self.cov[np.ix_(seen, seen)] + np.diag(noise)
         k_ao = self.cov[:, seen]
         weights = np.linalg.solve(k_oo, np.column_stack([values - self.mean[seen], k_ao.T]))
         mean = self.mean + k_ao @ weights[:, 0]
@@ -79,14 +86,17 @@ def prior_belief(fitted, variants, feature_rows, predicted_s) -> tuple[Belief, s
     if fitted is not None and fitted.kind == "gp":
         X = fitted.encoding.matrix(variants, feature_rows)
         mean, cov = fitted.estimator.predict_joint(X)
-        mean = mean + fitted.level
+        mean = mean + fitted.levels.of(feature_rows) - pool_offsets(feature_rows)
         # what the model gets wrong on a new IVP: a common error of the configuration (learnt
-        # from its first measurement) and each variant's own
-        cov = cov + fitted.offset_spread ** 2 + fitted.variant_spread ** 2 * np.eye(len(X))
+        # from its first measurement) and each variant's, partly shared with similar variants
+        shared, own = fitted.error_covariance
+        cov = cov + fitted.offset_spread ** 2 + shared * fitted.estimator.correlation(X) \
+            + own * np.eye(len(X))
         return Belief.of(log_predicted, mean, cov, fitted.estimator.noise_level_), \
             (f"prior: the trained Gaussian process ({len(fitted.row_ids)} training rows), with "
              f"the errors it made on left-out IVPs: {fitted.offset_spread:.3f} common to a "
-             f"configuration, {fitted.variant_spread:.3f} of a variant's own (log time)")
+             f"configuration, {fitted.variant_spread:.3f} of a variant's own (log time), "
+             f"partly shared with similar variants")
     X = encoding_for(variants, feature_rows).matrix(variants, feature_rows)
     kernel = ConstantKernel(DEFAULT_SPREAD ** 2) * Matern(DEFAULT_LENGTH, nu=2.5)
     cov = kernel(StandardScaler().fit_transform(X))

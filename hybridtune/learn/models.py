@@ -88,6 +88,12 @@ class GPCorrection(RegressorMixin, BaseEstimator):
             return mean + self.y_mean_, std
         return self.gp_.predict(self.scaler_.transform(X)) + self.y_mean_
 
+    def correlation(self, X) -> np.ndarray:
+        """The Matern correlation between the rows of X (the fitted length scale, no constant)."""
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False)
+        return self.gp_.kernel_.k1.k2(self.scaler_.transform(X))
+
     def predict_joint(self, X):
         """Mean and covariance of the latent correction at X (no white noise), for conditioning
         on new measurements of some of these rows."""

@@ -10,9 +10,10 @@ from sklearn.preprocessing import StandardScaler
 
 from hybridtune.errors import RequestError
 from hybridtune.learn.encode import Encoding
+from hybridtune.learn.level import Levels
 from hybridtune.learn.models import GPCorrection, LinearCorrection
 from hybridtune.learn.table import Rows
-from hybridtune.learn.train import Fitted, centred, configuration_keys
+from hybridtune.learn.train import Fitted, centred, configuration_keys, pool_targets
 
 
 def _scaler_params(scaler: StandardScaler) -> dict:
@@ -24,7 +25,8 @@ def model_record(fitted: Fitted) -> dict:
     estimator = fitted.estimator
     params = {"features": list(fitted.encoding.names), "hyper": estimator.get_params(),
               "offset_spread": fitted.offset_spread, "variant_spread": fitted.variant_spread,
-              "level": fitted.level}
+              "error_covariance": list(fitted.error_covariance),
+              "levels": fitted.levels.as_list()}
     if fitted.kind == "linear":
         params.update(scaler=_scaler_params(estimator.scaler_),
                       coef=estimator.ridge_.coef_.tolist(),
@@ -104,8 +106,7 @@ def _load(record: dict, rows: Rows) -> Fitted:
                                "`hybridtune train` again")
         used = measured.loc[list(row_ids)]
         X = encoding.matrix(used["variant"].tolist(), used["features"].tolist())
-        y = np.log(used["median_s"].to_numpy(float) / used["predicted_s"].to_numpy(float))
-        target, _ = centred(y, configuration_keys(used))
+        target = centred(pool_targets(used), configuration_keys(used))
         hyper = params["hyper"]
         estimator = GPCorrection(nu=float(hyper["nu"]), length_scale=float(params["length_scale"]),
                                  constant=float(params["constant"]),
@@ -118,7 +119,8 @@ def _load(record: dict, rows: Rows) -> Fitted:
                   tuple(tuple(p) for p in training["provenance"]),
                   int(training["available_rows"]), 0.0, dict(record["score"]),
                   float(params["offset_spread"]), float(params["variant_spread"]),
-                  float(params["level"]))
+                  tuple(float(v) for v in params["error_covariance"]),
+                  Levels.from_list(params["levels"]))
 
 
 def latest_models(models, machine_sha256: str) -> dict:

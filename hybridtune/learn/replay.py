@@ -87,7 +87,7 @@ def hybrid(pool: Pool, fitted, stop: float = STOP_PROBABILITY,
         if pick is None:
             break
         order.append(pick)
-        belief.observe(pick, math.log(times[pick]))
+        belief.observe(pick, math.log(times[pick]), ci[pick])
         if best is None or times[pick] < times[best]:
             best = pick
     return Replay(tuple(order), best, note)

@@ -12,6 +12,8 @@ from hybridtune.errors import RequestError
 
 CONFIG = ("method", "ivp", "n", "threads")
 KEY = CONFIG + ("variant",)
+POOL_MEDIAN = "pool_median_predicted_s"   # derived when read, never stored
+Z95 = 1.959964                            # a normal's two-sided 95% quantile
 
 
 @dataclass(frozen=True)
@@ -63,8 +65,16 @@ def latest_predictions(predictions: pd.DataFrame, machine_sha256: str | None = N
     schema = schemas.iloc[-1]
     usable = usable[schemas == schema]
     latest = usable.drop_duplicates(list(KEY), keep="last")
-    return latest[list(KEY) + ["predicted_s", "features"]].reset_index(drop=True), schema, \
-        machine_sha256
+    latest = latest[list(KEY) + ["predicted_s", "features"]].reset_index(drop=True)
+    return with_pool_median(latest), schema, machine_sha256
+
+
+def with_pool_median(frame: pd.DataFrame) -> pd.DataFrame:
+    """Each feature row (copied) with POOL_MEDIAN: the median prediction of its configuration's
+    predicted variants, where a variant stands within its pool."""
+    medians = frame.groupby(list(CONFIG))["predicted_s"].transform("median").to_numpy(float)
+    return frame.assign(features=[{**features, POOL_MEDIAN: float(median)}
+                                  for features, median in zip(frame["features"], medians)])
 
 
 def ok_measurements(measurements: pd.DataFrame, hardware_id: str | None = None) -> pd.DataFrame:

@@ -12,8 +12,9 @@ from sklearn.base import clone
 
 from hybridtune.errors import RequestError
 from hybridtune.learn.encode import Encoding, encoding_for, regime
+from hybridtune.learn.level import Levels, levels_of
 from hybridtune.learn.models import GPCorrection, LinearCorrection
-from hybridtune.learn.table import Rows
+from hybridtune.learn.table import POOL_MEDIAN, Rows
 
 MIN_ROWS = 20            # fewer measured variants than this teach a model nothing it can carry
 MAX_ROWS = 2000          # a Gaussian process conditions on at most this many rows
@@ -36,16 +37,31 @@ class Fitted:
     seconds: float = 0.0
     score: dict = field(default_factory=dict)
     offset_spread: float = 0.0         # on a new IVP: its configurations' common error
-    variant_spread: float = 0.0        # and a variant's own error about that
-    level: float = 0.0                 # the median log factor the estimator's output is added to
+    variant_spread: float = 0.0        # and a variant's error about that,
+    error_covariance: tuple = (0.0, 0.0)   # as shared * correlation + own * identity
+    levels: Levels = Levels(())       # the configuration's level the estimator's output is added to
 
     def correction(self, variants, feature_rows):
         """Mean and standard deviation of log(measured / predicted) for these rows, the errors
         the model makes on an IVP it has not seen included."""
         mean, std = self.estimator.predict(self.encoding.matrix(variants, feature_rows),
                                            return_std=True)
-        return self.level + mean, np.sqrt(std ** 2 + self.offset_spread ** 2
-                                          + self.variant_spread ** 2)
+        return (self.levels.of(feature_rows) + mean - pool_offsets(feature_rows),
+                np.sqrt(std ** 2 + self.offset_spread ** 2 + self.variant_spread ** 2))
+
+
+def pool_offsets(feature_rows) -> np.ndarray:
+    """log(prediction / its configuration's median prediction) per feature row (0 where the pool
+    is not known). A model learns log(measured / that median): how a variant's time stands in
+    its pool transfers between IVPs better than the offline model's error on it does."""
+    return np.array([math.log(f["predicted_s"] / f[POOL_MEDIAN]) if f.get(POOL_MEDIAN) else 0.0
+                     for f in feature_rows])
+
+
+def pool_targets(frame: pd.DataFrame) -> np.ndarray:
+    """log(measured / the configuration's median prediction) of measured rows."""
+    return (np.log(frame["median_s"].to_numpy(float) / frame["predicted_s"].to_numpy(float))
+            + pool_offsets(frame["features"].tolist()))
 
 
 def stratified_sample(frame: pd.DataFrame, limit: int, seed: int = 0) -> pd.DataFrame:
@@ -94,33 +110,59 @@ def _estimator(kind: str, X: np.ndarray, y: np.ndarray, seed: int):
                         random_state=seed).fit(X, y)
 
 
-def centred(y: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, float]:
-    """y less its configuration's median, and the median of y: a model learns how variants of a
-    configuration differ, the level of a new configuration is the training rows' median factor."""
+def centred(y: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """y less its configuration's median: a model learns how variants of a configuration differ,
+    the level of a new configuration comes from the nearest training configurations (Levels)."""
     medians = {key: np.median(y[keys == key]) for key in set(keys)}
-    return y - np.array([medians[key] for key in keys]), float(np.median(y))
+    return y - np.array([medians[key] for key in keys])
 
 
-def errors_on_new_ivps(estimator, X: np.ndarray, y: np.ndarray,
-                       keys: np.ndarray, ivps: np.ndarray) -> tuple[float, float]:
+def errors_on_new_ivps(estimator, X: np.ndarray, y: np.ndarray, keys: np.ndarray,
+                       ivps: np.ndarray, feature_rows: list) -> tuple[float, float, tuple]:
     """The model's errors on an IVP it has not seen, each training IVP left out in turn (same
     hyperparameters): the robust spread (median absolute value / 0.6745) of each configuration's
-    median error, and of each variant's error about its configuration's median. (0, 0) with
-    fewer than two IVPs."""
+    median error and of each variant's error about its configuration's median, and that error
+    as a covariance, shared * correlation + own * identity (see error_covariance; (0, 0) for
+    a model without a correlation). Zeros with fewer than two IVPs."""
     if len(set(ivps)) < 2:
-        return 0.0, 0.0
-    offsets, own = [], []
+        return 0.0, 0.0, (0.0, 0.0)
+    offsets, own, samples = [], [], []
     for name in sorted(set(ivps)):
         out = ivps == name
-        target, level = centred(y[~out], keys[~out])
-        error = y[out] - level - clone(estimator).fit(X[~out], target).predict(X[out])
+        rest = np.flatnonzero(~out)
+        levels = levels_of(y[rest], keys[rest], [feature_rows[i] for i in rest])
+        level = levels.of([feature_rows[i] for i in np.flatnonzero(out)])
+        model = clone(estimator).fit(X[rest], centred(y[rest], keys[rest]))
+        error = y[out] - level - model.predict(X[out])
         for key in sorted(set(keys[out])):
-            mine = error[keys[out] == key]
-            offsets.append(np.median(mine))
-            own.append(mine - np.median(mine))
+            mine = keys[out] == key
+            offsets.append(np.median(error[mine]))
+            own.append(error[mine] - offsets[-1])
+            if hasattr(model, "correlation") and mine.sum() > 2:
+                samples.append((own[-1], model.correlation(X[out][mine])))
     robust = 1 / 0.6745
     return (float(np.median(np.abs(offsets))) * robust,
-            float(np.median(np.abs(np.concatenate(own)))) * robust)
+            float(np.median(np.abs(np.concatenate(own)))) * robust,
+            error_covariance(samples))
+
+
+def error_covariance(samples) -> tuple[float, float]:
+    """(shared, own) fitted to samples of (one configuration's errors, their correlation C) by
+    least squares on all pairs: error_i * error_j = shared * (HCH)_ij + own * H_ij, errors and
+    correlations centred on the configuration's mean (H the centring matrix). `shared` is the
+    part of the error similar variants have in common, `own` a variant's alone; (0, 0) without
+    samples, and neither below zero."""
+    normal = np.zeros((2, 3))
+    for error, correlation in samples:
+        size = len(error)
+        centring = np.eye(size) - 1.0 / size
+        products = np.outer(error - error.mean(), error - error.mean()).ravel()
+        basis = ((centring @ correlation @ centring).ravel(), centring.ravel())
+        normal += np.array([[a @ b for b in basis] + [a @ products] for a in basis])
+    if not normal.any():
+        return 0.0, 0.0
+    shared, own = np.linalg.lstsq(normal[:, :2], normal[:, 2], rcond=None)[0]
+    return float(max(shared, 0.0)), float(max(own, 0.0))
 
 
 def fit(rows: Rows, kind: str, max_rows: int = MAX_ROWS, seed: int = 0) -> Fitted:
@@ -141,17 +183,18 @@ def fit(rows: Rows, kind: str, max_rows: int = MAX_ROWS, seed: int = 0) -> Fitte
     variants, features = used["variant"].tolist(), used["features"].tolist()
     encoding = encoding_for(variants, features)
     X = encoding.matrix(variants, features)
-    y = np.log(used["median_s"].to_numpy(float) / used["predicted_s"].to_numpy(float))
+    y = pool_targets(used)
     keys = configuration_keys(used)
-    target, level = centred(y, keys)
+    target = centred(y, keys)
     start = time.perf_counter()
     estimator = _estimator(kind, X, target, seed)
-    offset, own = errors_on_new_ivps(estimator, X, y, keys, used["ivp"].to_numpy())
+    offset, own, shared = errors_on_new_ivps(estimator, X, y, keys, used["ivp"].to_numpy(), features)
     seconds = time.perf_counter() - start
     provenance = tuple(zip(used["code_sha256"], used["build_id"], used["hardware_id"]))
     return Fitted(kind, estimator, encoding, rows.feature_schema, rows.machine_sha256, hardware,
                   tuple(used["row_id"]), provenance, len(measured), seconds,
-                  {"r2_in_sample": float(estimator.score(X, target))}, offset, own, level)
+                  {"r2_in_sample": float(estimator.score(X, target))}, offset, own, shared,
+                  levels_of(y, keys, features))
 
 
 def configuration_keys(frame: pd.DataFrame) -> np.ndarray:

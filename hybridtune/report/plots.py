@@ -10,9 +10,8 @@ import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from hybridtune.learn.table import CONFIG
+from hybridtune.learn.table import CONFIG, Z95
 
-Z95 = 1.96                  # the 95% band of a normal log-error
 TOP = 10                    # variants in the ECM breakdown
 COLUMNS = 3                 # subplots per row of a grid
 ECM_PARTS = ("ecm_T_comp_s", "ecm_T_RegL1_s", "ecm_T_L1L2_s", "ecm_T_L2L3_s", "ecm_T_L3MEM_s")

@@ -120,9 +120,10 @@ def test_hybrid_replay_stops_before_the_whole_pool_and_chooses_a_measured_varian
     # it stopped because no unmeasured variant beats the best with probability STOP_PROBABILITY
     belief, _ = prior_belief(gp_without_cusp, pool.frame["variant"].tolist(),
                              pool.frame["features"].tolist(), pool.frame["predicted_s"])
+    cis = pool.frame["ci_rel"].to_numpy(float)
     for index in result.order:
-        belief.observe(index, math.log(times[index]))
-    ci = pool.frame["ci_rel"].to_numpy(float)[result.chosen]
+        belief.observe(index, math.log(times[index]), cis[index])
+    ci = cis[result.chosen]
     assert belief.chances(math.log(times[result.chosen]), ci).max() < STOP_PROBABILITY
     capped = replay.hybrid(pool, gp_without_cusp, max_measurements=3)
     assert capped.order == result.order[:3]
@@ -174,3 +175,20 @@ def test_fixed_variant_measures_the_named_one_once_else_the_top_prediction():
     pool = _toy_pool()
     assert replay.fixed_variant(pool, "d") == replay.Replay((2,), 2)
     assert replay.fixed_variant(pool, "missing") == replay.Replay((0,), 0)
+
+
+def test_a_measurement_with_its_interval_weighs_by_that_interval():
+    precise, _, _, prior_mean = _belief()
+    rough, _, _, _ = _belief()
+    precise.observe(4, prior_mean[4] + 0.3, 0.002)
+    rough.observe(4, prior_mean[4] + 0.3, 0.4)
+    precise_mean, precise_std = precise.posterior()
+    rough_mean, rough_std = rough.posterior()
+    # a 0.2% interval pins the log time down; a 40% one moves it less and leaves it uncertain
+    assert abs(precise_mean[4] - (prior_mean[4] + 0.3)) < 1e-3 < abs(rough_mean[4] - prior_mean[4] - 0.3)
+    assert precise_std[4] < 0.002 < 0.1 < rough_std[4]
+    # without an interval the belief's own noise applies
+    plain, _, _, _ = _belief()
+    plain.observe(4, prior_mean[4] + 0.3, None)
+    assert math.isclose(plain.posterior()[1][4] ** 2,
+                        1 / (1 / 0.6 + 1 / plain.noise), rel_tol=1e-9)

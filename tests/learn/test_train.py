@@ -1,4 +1,4 @@
-"""Fitting: the stratified subsample keeps every stratum within the limit, too few measurements are refused, size regimes by working set."""
+"""Fitting: the stratified subsample keeps every stratum within the limit, too few measurements are refused, size regimes by working set, the error covariance recovers how errors are shared, pool targets."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ import pytest
 from hybridtune.errors import RequestError
 from hybridtune.learn.table import Rows
 from hybridtune.learn.encode import regime
-from hybridtune.learn.train import MIN_ROWS, fit, stratified_sample
+from hybridtune.learn.table import POOL_MEDIAN
+from hybridtune.learn.train import (MIN_ROWS, error_covariance, fit, pool_offsets, pool_targets,
+                                    stratified_sample)
 
 
 def _frame(sizes: dict) -> pd.DataFrame:
@@ -106,3 +108,29 @@ def test_fit_on_a_subsample_states_what_it_used(fixture_rows, kind):
                                                       ["code_sha256", "build_id", "hardware_id"]])
     assert fitted.feature_schema == fixture_rows.feature_schema
     assert fitted.score["r2_in_sample"] > 0.5
+
+
+def test_error_covariance_recovers_the_shared_and_the_own_part_of_sampled_errors():
+    generator = np.random.default_rng(3)
+    samples = []
+    for _ in range(300):
+        points = generator.normal(size=(12, 2))
+        distance = np.linalg.norm(points[:, None] - points[None], axis=-1)
+        correlation = np.exp(-distance)
+        covariance = 0.09 * correlation + 0.01 * np.eye(12)
+        samples.append((generator.multivariate_normal(np.full(12, 0.4), covariance), correlation))
+    shared, own = error_covariance(samples)
+    assert abs(shared - 0.09) < 0.015 and abs(own - 0.01) < 0.004, (shared, own)
+    independent = [(generator.normal(0, 0.2, size=12), c) for _, c in samples]
+    shared, own = error_covariance(independent)
+    assert shared < 0.005 and abs(own - 0.04) < 0.006, (shared, own)
+    assert error_covariance([]) == (0.0, 0.0)
+
+
+def test_pool_targets_are_log_measured_over_the_pools_median_prediction():
+    features = [{"predicted_s": 2.0, POOL_MEDIAN: 4.0}, {"predicted_s": 8.0, POOL_MEDIAN: 4.0},
+                {"predicted_s": 3.0}]
+    np.testing.assert_allclose(pool_offsets(features), [np.log(0.5), np.log(2.0), 0.0])
+    frame = pd.DataFrame({"median_s": [1.0, 4.0, 6.0], "predicted_s": [2.0, 8.0, 3.0],
+                          "features": features})
+    np.testing.assert_allclose(pool_targets(frame), [np.log(0.25), 0.0, np.log(2.0)])
