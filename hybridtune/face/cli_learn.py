@@ -30,12 +30,15 @@ def add_arguments(sub) -> None:
 
 
 def read_frames(path: str, tables: tuple) -> dict:
-    """table -> frame of the store at path, read once and read-only."""
+    """table -> frame of the store at path, read once and read-only; of the variant predictions
+    only what learning reads (their kernel breakdowns are the largest part of a store)."""
+    from hybridtune.learn.table import PREDICTION_COLUMNS
     from hybridtune.store import Store
     if not Path(path).is_file():
         raise RequestError(f"--db {path}: no such store")
     with Store.open(path, "r") as store:
-        return {table: store.frame(table) for table in tables}
+        return {table: store.frame(table, PREDICTION_COLUMNS if table == "variant_predictions"
+                                   else None) for table in tables}
 
 
 def read_rows(path: str, machine_sha256: str | None = None):

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from hybridtune.learn.hybrid import Belief, prior_belief
 from hybridtune.learn.persist import latest_models, load_model
-from hybridtune.learn.table import joined_rows, latest_predictions
+from hybridtune.learn.table import PREDICTION_COLUMNS, joined_rows, latest_predictions
 from hybridtune.measure.runner import MeasureOptions, measure
 
 
@@ -73,7 +73,7 @@ def prior_model(store, predictions, machine_sha256: str, hardware_id: str):
 def searches(plans: list, store, machine_sha256: str, hardware_id: str, stop: float,
              max_measurements: int | None) -> tuple[list, str]:
     """A search per plan, its belief conditioned on the rows the store already answers."""
-    predictions = store.frame("variant_predictions")
+    predictions = store.frame("variant_predictions", PREDICTION_COLUMNS)
     fitted = prior_model(store, predictions, machine_sha256, hardware_id)
     latest, _, _ = latest_predictions(predictions, machine_sha256)
     features = {tuple(key): f for key, f in zip(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -51,9 +52,8 @@ def structure_features(variant: str, features: dict) -> dict:
     where = regime(features)
     skeleton = variant.split("_", 1)[0]
     out = {f"skeleton={skeleton}": 1.0, f"skeleton@{where}={skeleton}": 1.0}
-    for key, value in features.items():
-        if key.startswith("tpl_") and key.endswith("_s") and "_T_" not in key:
-            out[f"template_share={key[4:-2]}"] = value / predicted
+    for template in _templates(tuple(features)):
+        out[f"template_share={template}"] = features[f"tpl_{template}_s"] / predicted
     for part in kernel_variants(variant, features):
         out[f"kernel={part}"] = 1.0
         out[f"kernel={part}@{where}"] = 1.0
@@ -63,8 +63,18 @@ def structure_features(variant: str, features: dict) -> dict:
 def kernel_variants(variant: str, features: dict) -> list[str]:
     """The kernel variants in a variant id: skeleton_<template>_<order>_<template>_<order>...,
     split by the template names the feature row names."""
-    templates = sorted({key[4:-2] for key in features if key.startswith("tpl_") and key.endswith("_s")
-                        and "_T_" not in key}, key=len, reverse=True)
+    return list(_kernel_variants(variant, _templates(tuple(features))))
+
+
+@lru_cache(maxsize=4096)
+def _templates(keys: tuple) -> tuple:
+    """The template names among a feature row's keys (tpl_<template>_s), longest first."""
+    return tuple(sorted({key[4:-2] for key in keys if key.startswith("tpl_") and key.endswith("_s")
+                         and "_T_" not in key}, key=len, reverse=True))
+
+
+@lru_cache(maxsize=65536)
+def _kernel_variants(variant: str, templates: tuple) -> tuple:
     rest, found = variant.split("_", 1)[1] if "_" in variant else "", []
     while rest:
         template = next((t for t in templates if rest.startswith(t + "_")), None)
@@ -73,7 +83,7 @@ def kernel_variants(variant: str, features: dict) -> list[str]:
         rest = rest[len(template) + 1:]
         order, _, rest = rest.partition("_")
         found.append(f"{template}_{order}")
-    return found
+    return tuple(found)
 
 
 @dataclass(frozen=True)

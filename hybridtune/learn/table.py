@@ -12,6 +12,7 @@ from hybridtune.errors import RequestError
 
 CONFIG = ("method", "ivp", "n", "threads")
 KEY = CONFIG + ("variant",)
+PREDICTION_COLUMNS = KEY + ("predicted_s", "features")   # what learning reads of a prediction
 POOL_MEDIAN = "pool_median_predicted_s"   # derived when read, never stored
 Z95 = 1.959964                            # a normal's two-sided 95% quantile
 

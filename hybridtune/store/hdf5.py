@@ -217,9 +217,11 @@ class StoreFile:
                                               f"{error})") from None
         return cls(path, handle, header)
 
-    def columns(self, table_name: str) -> dict[str, np.ndarray]:
-        """The stored columns of a table: numbers as arrays, str and json as object arrays of str."""
-        return _read_columns(self.path, self._handle, TABLES[table_name])
+    def columns(self, table_name: str, names=None) -> dict[str, np.ndarray]:
+        """The stored columns of a table (all, or those named): numbers as arrays, str and json
+        as object arrays of str."""
+        table = TABLES[table_name]
+        return _read_columns(self.path, self._handle, table if names is None else table.only(names))
 
     def close(self) -> None:
         self._handle.close()

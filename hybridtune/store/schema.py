@@ -27,6 +27,10 @@ class Table:
     def kind(self, column: str) -> str:
         return dict(self.columns)[column]
 
+    def only(self, names) -> Table:
+        """This table with only the named columns, in the table's order."""
+        return Table(self.name, tuple((n, k) for n, k in self.columns if n in set(names)))
+
 
 def _table(name: str, /, **columns: str) -> Table:
     unknown = {column: kind for column, kind in columns.items() if kind not in KINDS}

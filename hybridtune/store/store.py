@@ -158,13 +158,22 @@ class Store:
         self._next_seq += 1
         self._pending[checked.name].append(columns)
 
-    def frame(self, table: str) -> pd.DataFrame:
-        """All rows of a table in the order they were appended (a reader: as of open or refresh)."""
+    def frame(self, table: str, columns=None) -> pd.DataFrame:
+        """All rows of a table in the order they were appended (a reader: as of open or refresh),
+        with all its columns or only those named (a column not read is not decoded either)."""
         self._require_open()
         checked = table_named(table)
-        if checked.name not in self._stored:
-            self._stored[checked.name] = self._file.columns(checked.name)
-        return table_frame(checked, [self._stored[checked.name], *self._pending[checked.name]],
+        unknown = [name for name in columns or () if name not in checked.names]
+        if unknown:
+            raise StoreError(f"table {checked.name} has no column {unknown[0]!r}; its columns are "
+                             f"{', '.join(checked.names)}")
+        wanted = checked if columns is None else checked.only(columns)
+        stored = self._stored.setdefault(checked.name, {})
+        missing = [name for name in wanted.names if name not in stored]
+        if missing:
+            stored.update(self._file.columns(checked.name, missing))
+        parts = [stored, *self._pending[checked.name]]
+        return table_frame(wanted, [{name: part[name] for name in wanted.names} for part in parts],
                            str(self.path))
 
     def rows(self, table: str) -> int:

@@ -119,6 +119,22 @@ def test_every_table_round_trips_through_writer_reader_and_reopening(tmp_path):
     assert measured.run_id.tolist() == [run_id, run_id, second, second]
 
 
+def test_a_frame_of_some_columns_holds_them_in_table_order_from_file_and_journal(tmp_path):
+    path = tmp_path / "tune.h5"
+    with Store.open(path, "a", run=RUN) as store:
+        store.append_many("measurements", SAMPLES["measurements"][:1])
+    with Store.open(path, "a", run={"command": "measure"}) as store:
+        store.append_many("measurements", SAMPLES["measurements"][1:])   # still in the journal
+        some = store.frame("measurements", ("median_s", "id", "hardware"))
+        assert list(some.columns) == ["id", "median_s", "hardware"]
+        assert some.id.tolist() == ["A_x", "A_y"] and some.hardware[1] == {}
+        assert some.median_s[0] == 1.5e-4 and math.isnan(some.median_s[1])
+        whole = store.frame("measurements")     # then every column, the read ones kept
+        assert list(whole.columns) == list(TABLES["measurements"].names) and len(whole) == 2
+        with pytest.raises(StoreError, match="table measurements has no column 'seconds'"):
+            store.frame("measurements", ("id", "seconds"))
+
+
 def test_frames_have_one_dtype_per_kind_also_when_empty(tmp_path):
     with Store.open(tmp_path / "s.h5") as store:
         empty = store.frame("comm_fits")
