@@ -5,8 +5,9 @@
     whole-pool configuration, models trained with each IVP left out and scored on it; the targets
     are checked and written beside the numbers.
 (b) The wall time of `hybridtune train` on a copy of the store and of `hybridtune predict --corrected`
-    of the whole pool (every configuration of the ground-truth scenario, with the machine file the
-    ground truth's models are of, so the timing does not depend on the host), median of --repeats
+    of the whole pool (printing the top 10; and with --json, every variant with its kernel
+    breakdown) in every configuration of the ground-truth scenario, with the machine file the
+    ground truth's models are of, so the timing does not depend on the host; medians of --repeats
     runs.
 """
 
@@ -66,7 +67,7 @@ def main() -> None:
     hybridtune = str(BIN / "hybridtune")
     evaluate_s, done = timed([hybridtune, "evaluate", "--db", args.db, "--tpe", "--json"])
     result = json.loads(done.stdout)
-    train, predict = [], []
+    train, predict, predict_json = [], [], []
     with tempfile.TemporaryDirectory() as folder:
         copy = Path(folder) / "store.h5"
         shutil.copy(ROOT / args.db, copy)
@@ -74,19 +75,23 @@ def main() -> None:
         scenario.write_text(SCENARIO.read_text().replace("machine: host", f"machine: {MACHINE}"))
         for _ in range(args.repeats):
             train.append(timed([hybridtune, "train", "--db", str(copy)])[0])
-            predict.append(timed([hybridtune, "predict", str(scenario), "--db", str(copy),
-                                  "--corrected", "--json"])[0])
+            command = [hybridtune, "predict", str(scenario), "--db", str(copy), "--corrected"]
+            predict.append(timed(command)[0])
+            predict_json.append(timed(command + ["--json"])[0])
     report = {"command": "jobs/bench_strategies.sh " + " ".join(sys.argv[1:]),
               "started": time.strftime("%Y-%m-%dT%H:%M:%S"), "store": args.db,
               "evaluate_s": evaluate_s, "train_s": statistics.median(train),
               "train_samples_s": train, "predict_corrected_s": statistics.median(predict),
-              "predict_corrected_samples_s": predict, "targets": targets(result), **result}
+              "predict_corrected_samples_s": predict,
+              "predict_corrected_json_s": statistics.median(predict_json),
+              "predict_corrected_json_samples_s": predict_json,
+              "targets": targets(result), **result}
     out = ROOT / "data" / "bench" / "strategies.json"
     out.write_text(json.dumps(report, indent=1) + "\n")
     print(subprocess.run([hybridtune, "evaluate", "--db", args.db, "--tpe"], capture_output=True,
                          text=True, cwd=ROOT).stdout)
     print(json.dumps({k: report[k] for k in ("evaluate_s", "train_s", "predict_corrected_s",
-                                             "targets")}, indent=1))
+                                             "predict_corrected_json_s", "targets")}, indent=1))
     print(f"wrote {out}")
 
 
