@@ -95,14 +95,12 @@ def require_model(path: str | None, machine_sha256: str) -> None:
     from hybridtune.describe.library import default_store
     from hybridtune.store import Store
     path = path or str(default_store())
-    models = None
     if not Path(path).exists():
         raise RequestError(f"--corrected: no store {path} (its models come from `hybridtune "
                            f"train --db {path}`)")
-    if Path(path).exists():
-        with Store.open(path, "r") as store:
-            models = store.frame("models")
-    if models is None or models.empty or not (models["machine_sha256"] == machine_sha256).any():
+    with Store.open(path, "r") as store:
+        machines = store.frame("models", ("machine_sha256",))["machine_sha256"]
+    if not (machines == machine_sha256).any():
         raise RequestError(f"--corrected: the store {path} has no model for machine file "
                            f"{machine_sha256[:12]}: run `hybridtune train --db {path}` first")
 
