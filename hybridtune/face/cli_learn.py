@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -110,6 +111,7 @@ def corrections(path: str, rankings, machine_sha256: str) -> tuple[str, dict]:
     Corrected; with no model for the machine file an error naming `hybridtune train`."""
     from hybridtune.learn.correct import corrected_times
     from hybridtune.learn.persist import latest_models, load_model
+    from hybridtune.learn.table import Z95
     rows, models = read_rows(path, machine_sha256)
     stored = latest_models(models, rows.machine_sha256)
     record = stored.get("gp") or stored.get("linear")
@@ -127,6 +129,11 @@ def corrections(path: str, rankings, machine_sha256: str) -> tuple[str, dict]:
             item.variant: item for item in corrected_times(fitted, mine)}
     note = (f"{fitted.kind} model {record['model_id'][:12]} fitted on {len(fitted.row_ids)} "
             f"measured variants")
+    if fitted.offset_spread:
+        note += (f"; the intervals hold its error on an IVP it has not measured, most of it (a "
+                 f"factor of about {math.exp(Z95 * fitted.offset_spread):.1f} either way) common to "
+                 "all variants of a configuration, so their order is surer than the intervals' "
+                 "width")
     return note, out
 
 
@@ -197,7 +204,8 @@ def evaluation_lines(result) -> list[str]:
         low, high = s["score_interval"]
         lines.append(f"  {name:<14} {s['measured_mean']:8.1f} {s['loss_pct_max']:8.1f}% "
                      f"{s['loss_pct_mean']:8.2f}% {100 * s['frac_loss_le_1pct']:7.0f}% "
-                     f"{s['overhead_pct_mean']:8.1f}% {s['gain_pct_mean']:6.1f}% {s['score']:6.2f}"
+                     f"{s['overhead_pct_mean']:8.1f}% {round(s['gain_pct_mean'], 1) + 0.0:6.1f}% "
+                     f"{s['score']:6.2f}"
                      f"  [{low:.2f}, {high:.2f}]")
     lines.append("left-out IVP accuracy (median relative error / mean Kendall tau per configuration):")
     for ivp, a in result.accuracy.items():

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from hybridtune.errors import RequestError
+from hybridtune.learn.level import IVP_NAME
 
 CONFIG = ("method", "ivp", "n", "threads")
 KEY = CONFIG + ("variant",)
@@ -46,7 +47,8 @@ class Rows:
 def latest_predictions(predictions: pd.DataFrame, machine_sha256: str | None = None
                        ) -> tuple[pd.DataFrame, str, str]:
     """Per (method, IVP, n, threads, variant) the last stored prediction with a feature row, of one
-    machine file (the given one, else the last one predicted with) and one feature schema."""
+    machine file (the given one, else the last one predicted with) and one feature schema; one
+    with the barrier cost before one without."""
     if predictions.empty:
         raise RequestError("the store holds no variant predictions: run `hybridtune predict` "
                            "(or tune) on it first")
@@ -65,17 +67,24 @@ def latest_predictions(predictions: pd.DataFrame, machine_sha256: str | None = N
     schemas = usable["features"].map(lambda f: f["feature_schema"])
     schema = schemas.iloc[-1]
     usable = usable[schemas == schema]
-    latest = usable.drop_duplicates(list(KEY), keep="last")
+    # a prediction made where the machine's barrier cost was not known (predict with another
+    # host's machine file) does not displace one that has it
+    complete = usable["features"].map(lambda f: not (f.get("barriers", 0) and not f.get("t_com_s")))
+    latest = usable[complete.to_numpy()].drop_duplicates(list(KEY), keep="last")
+    rest = usable[~complete.to_numpy()].drop_duplicates(list(KEY), keep="last")
+    latest = pd.concat([latest, rest[~rest.set_index(list(KEY)).index.isin(
+        latest.set_index(list(KEY)).index)]]) if len(rest) else latest
     latest = latest[list(KEY) + ["predicted_s", "features"]].reset_index(drop=True)
-    return with_pool_median(latest), schema, machine_sha256
+    return with_derived(latest), schema, machine_sha256
 
 
-def with_pool_median(frame: pd.DataFrame) -> pd.DataFrame:
-    """Each feature row (copied) with POOL_MEDIAN: the median prediction of its configuration's
-    predicted variants, where a variant stands within its pool."""
+def with_derived(frame: pd.DataFrame) -> pd.DataFrame:
+    """Each feature row (copied) with POOL_MEDIAN, the median prediction of its configuration's
+    predicted variants (where a variant stands within its pool), and IVP_NAME."""
     medians = frame.groupby(list(CONFIG))["predicted_s"].transform("median").to_numpy(float)
-    return frame.assign(features=[{**features, POOL_MEDIAN: float(median)}
-                                  for features, median in zip(frame["features"], medians)])
+    return frame.assign(features=[{**features, POOL_MEDIAN: float(median), IVP_NAME: ivp}
+                                  for features, median, ivp in zip(frame["features"], medians,
+                                                                   frame["ivp"])])
 
 
 def ok_measurements(measurements: pd.DataFrame, hardware_id: str | None = None) -> pd.DataFrame:

@@ -106,7 +106,7 @@ def test_two_ranks_run_the_hybrid_search_with_one_measurement_in_flight_each(fix
 
 
 @pytest.mark.parametrize("extra, expected", [
-    (["--strategy", "hybrid:2"], "hybrid:P with P a probability between 0 and 1"),
+    (["--strategy", "hybrid:2"], "hybrid:P with P a probability strictly between 0 and 1"),
     (["--strategy", "hybrid", "--max-measurements", "0"], "--max-measurements 0: expected a count"),
     (["--strategy", "top_k:3", "--max-measurements", "3"], "only the hybrid strategy stops"),
 ])

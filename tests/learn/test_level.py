@@ -1,13 +1,14 @@
-"""A new configuration's level is the median of the nearest training configurations' levels, by thread count first and then by size."""
+"""A configuration's level is its IVP's own where that IVP was trained on at about that size, else the median of the nearest training configurations' levels, by thread count first and then by size."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from hybridtune.learn.level import Levels, levels_of
+from hybridtune.learn.level import IVP_NAME, Levels, levels_of
 
-POINTS = Levels(((1.0, 600.0, 0.1), (1.0, 1000.0, 0.3), (1.0, 60000.0, -0.5),
-                 (2.0, 600.0, 1.2), (2.0, 6000.0, 0.8)))
+POINTS = Levels((("Cusp", 1.0, 600.0, 0.1), ("Wave1D", 1.0, 1000.0, 0.3),
+                 ("Cusp", 1.0, 60000.0, -0.5), ("Cusp", 2.0, 600.0, 1.2),
+                 ("Wave1D", 2.0, 6000.0, 0.8)))
 
 
 def test_the_nearest_thread_count_decides_before_the_size():
@@ -22,16 +23,26 @@ def test_sizes_within_a_factor_two_of_the_nearest_share_their_median():
     assert POINTS.at(2, 3000) == 0.8
 
 
+def test_an_ivp_trained_on_at_about_this_size_and_thread_count_has_its_own_level():
+    assert POINTS.at(1, 700, "Cusp") == 0.1 and POINTS.at(1, 700, "Wave1D") == 0.3
+    assert POINTS.at(1, 700, "Heat2D") == np.median([0.1, 0.3])      # never trained on
+    assert POINTS.at(2, 600, "Wave1D") == 1.2                         # Wave1D's 2 threads: n 6000
+    # Cusp at 600 and 60000 are too far from 6000: the nearest of every IVP, 1000 and both of those
+    assert POINTS.at(1, 6000, "Cusp") == 0.1
+
+
 def test_levels_of_feature_rows_and_the_empty_levels():
-    rows = [{"threads": 2, "n": 600}, {"n": 60000}, {"threads": 1, "n": 700}]
-    np.testing.assert_allclose(POINTS.of(rows), [1.2, -0.5, 0.2])
+    rows = [{"threads": 2, "n": 600}, {"n": 60000}, {"threads": 1, "n": 700},
+            {"threads": 1, "n": 700, IVP_NAME: "Wave1D"}]
+    np.testing.assert_allclose(POINTS.of(rows), [1.2, -0.5, 0.2, 0.3])
     assert Levels(()).at(1, 600) == 0.0
 
 
 def test_levels_of_training_rows_is_each_configurations_median_and_survives_a_round_trip():
     y = np.array([0.0, 1.0, 2.0, 5.0, 7.0])
     keys = np.array(["a", "a", "a", "b", "b"])
-    rows = [{"threads": 1, "n": 600}] * 3 + [{"threads": 2, "n": 600}] * 2
+    rows = [{"threads": 1, "n": 600, IVP_NAME: "Cusp"}] * 3 + [{"threads": 2, "n": 600}] * 2
     levels = levels_of(y, keys, rows)
-    assert levels.points == ((1.0, 600.0, 1.0), (2.0, 600.0, 6.0))
+    assert levels.points == (("Cusp", 1.0, 600.0, 1.0), ("", 2.0, 600.0, 6.0))
     assert Levels.from_list(levels.as_list()) == levels
+    assert Levels.from_list([[1, 600, 0.5]]).points == (("", 1.0, 600.0, 0.5),)

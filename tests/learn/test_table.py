@@ -1,0 +1,29 @@
+"""Learning rows: the latest prediction per variant of one machine file, one with the barrier cost before one without, the pool's median prediction beside each."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from hybridtune.learn.table import POOL_MEDIAN, latest_predictions
+
+
+def _row(variant: str, predicted_s: float, barriers: int, t_com_s: float) -> dict:
+    return {"method": "radauIIA7", "ivp": "Cusp", "n": 600, "threads": 1, "variant": variant,
+            "predicted_s": predicted_s,
+            "features": {"feature_schema": "variant-features-1", "machine_sha256": "m" * 64,
+                         "predicted_s": predicted_s, "barriers": barriers, "t_com_s": t_com_s}}
+
+
+def test_a_prediction_without_the_barrier_cost_does_not_displace_one_with_it():
+    frame = pd.DataFrame([
+        _row("A_x", 2.0, 3, 1e-6),     # predicted on the host
+        _row("B_y", 4.0, 0, 0.0),      # no barriers: nothing is missing
+        _row("C_z", 5.0, 2, 0.0),      # only ever predicted elsewhere
+        _row("A_x", 1.0, 3, 0.0),      # later, with another host's machine file: t_com unknown
+        _row("B_y", 3.0, 0, 0.0),
+    ])
+    latest, schema, machine = latest_predictions(frame)
+    chosen = dict(zip(latest["variant"], latest["predicted_s"]))
+    assert chosen == {"A_x": 2.0, "B_y": 3.0, "C_z": 5.0}
+    assert schema == "variant-features-1" and machine == "m" * 64
+    assert {f[POOL_MEDIAN] for f in latest["features"]} == {3.0}
