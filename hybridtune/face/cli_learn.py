@@ -130,10 +130,10 @@ def corrections(path: str, rankings, machine_sha256: str) -> tuple[str, dict]:
     note = (f"{fitted.kind} model {record['model_id'][:12]} fitted on {len(fitted.row_ids)} "
             f"measured variants")
     if fitted.offset_spread:
+        factor = math.exp(Z95 * fitted.offset_spread)
         note += (f"; the intervals hold its error on an IVP it has not measured, most of it (a "
-                 f"factor of about {math.exp(Z95 * fitted.offset_spread):.1f} either way) common to "
-                 "all variants of a configuration, so their order is surer than the intervals' "
-                 "width")
+                 f"factor of about {factor:.1f} either way) common to all variants of a "
+                 "configuration, so their order is surer than the intervals' width")
     return note, out
 
 

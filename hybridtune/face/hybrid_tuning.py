@@ -26,6 +26,7 @@ class Search:
     busy: set = field(default_factory=set)
     excluded: set = field(default_factory=set)   # failed for good: never measured again
     done: bool = False
+    ended_by: str = ""          # why it stopped measuring
 
     def observe(self, position: int, row: dict) -> None:
         self.busy.discard(position)
@@ -43,6 +44,8 @@ class Search:
         tried = len(self.belief.observed) + len(self.excluded)
         if tried + len(self.busy) >= self.limit:
             self.done = not self.busy
+            self.ended_by = ("the whole pool" if self.limit >= len(self.ids)
+                             else f"--max-measurements {self.limit}")
             return None
         if self.best is not None:
             ci = self.best_row.get("ci_rel")
@@ -51,11 +54,13 @@ class Search:
             chances[list(self.busy | self.excluded)] = 0.0
             if chances.max() < self.stop:
                 self.done = not self.busy
+                self.ended_by = f"no variant faster with probability {self.stop:g}"
                 return None
         best_log = None if self.best is None else math.log(self.best_row["median_s"])
         pick = self.belief.next_pick(best_log, self.busy | self.excluded)
         if pick is None:
             self.done = not self.busy
+            self.ended_by = "the whole pool"
         return pick
 
 

@@ -60,6 +60,7 @@ class Outcome:
     new: int
     not_measured: tuple             # ids left when the time limit came
     retimed: dict = field(default_factory=dict)     # id -> row of the interleaved re-timing
+    ended_by: str = ""              # why hybrid stopped measuring (other strategies: "")
 
     def chosen(self) -> tuple | None:
         """(prediction, row) of the fastest shortlisted variant measured ok, re-timed if it was."""
@@ -311,7 +312,7 @@ def tune(request: TuneRequest, store, executor, workers: int, hardware_id: str,
     t_build = time.monotonic() - mark
     mark = time.monotonic()
     collector = Collector(store, on_result)
-    notes = ()
+    notes, found = (), []
     if hybrid:
         found, note = searches(plans, store, request.scenario.machine.sha256, hardware_id,
                                request.strategy.stop, request.max_measurements)
@@ -331,7 +332,9 @@ def tune(request: TuneRequest, store, executor, workers: int, hardware_id: str,
     rows = [{**plan.reused, **new[index]} for index, plan in enumerate(plans)]
     retimed = retime(executor, plans, rows, new, request.options, collector, deadline, on_phase)
     t_measure = time.monotonic() - mark
+    ended = {search.index: search.ended_by for search in found}
     outcomes = tuple(Outcome(plan, rows[index], len(new[index]), tuple(left[index]),
-                             retimed[index]) for index, plan in enumerate(plans))
+                             retimed[index], ended.get(index, ""))
+                     for index, plan in enumerate(plans))
     return TuneResult(outcomes, offline, not any(left.values()), t_predict, t_plan, t_build,
                       t_measure, time.monotonic() - started, notes)

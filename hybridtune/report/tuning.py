@@ -34,7 +34,7 @@ def chosen_line(outcome, strategy: str) -> tuple[str, dict]:
               "shortlisted": [p.id for p in plan.shortlisted], "measured": measured,
               "measured_now": outcome.new, "failed": failed,
               "not_measured": list(outcome.not_measured), "retimed": sorted(outcome.retimed),
-              "chosen": None}
+              "chosen": None, "ended_by": outcome.ended_by}
     title = configuration_title(config)
     left = (f"; {len(outcome.not_measured)} not measured (time limit)"
             if outcome.not_measured else "")
@@ -48,6 +48,8 @@ def chosen_line(outcome, strategy: str) -> tuple[str, dict]:
     notes = [f"{len(failed)} failed"] if failed else []
     if outcome.retimed:
         notes.append(f"{len(outcome.retimed)} close ones re-timed interleaved")
+    if outcome.ended_by:
+        notes.append(f"stopped: {outcome.ended_by}")
     note = "".join(f", {n}" for n in notes)
     return (f"  chosen: {best.id}: measured {row['median_s']:.4e} s/step +-"
             f"{100 * (row.get('ci_rel') or 0):.1f}% (predicted {best.predicted_s:.4e}, "

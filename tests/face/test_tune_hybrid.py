@@ -92,7 +92,12 @@ def test_a_trained_model_is_the_prior_and_fewer_variants_are_measured(fixture_co
 def test_max_measurements_caps_every_configuration(fixture_copy):
     done = hybrid(fixture_copy, "--max-measurements", "3")
     assert done.returncode == 0, done.stderr
-    assert all(record["measured_now"] <= 3 for record in json.loads(done.stdout)["configurations"])
+    records = json.loads(done.stdout)["configurations"]
+    assert all(record["measured_now"] <= 3 for record in records)
+    # each says why it stopped: the cap where it measured 3, else the stopping rule
+    for record in records:
+        assert record["ended_by"] == ("--max-measurements 3" if record["measured_now"] == 3
+                                      else "no variant faster with probability 0.05"), record
 
 
 @pytest.mark.mpi
