@@ -19,6 +19,8 @@ def add_arguments(sub) -> None:
     train.add_argument("--max-rows", type=int, default=None, metavar="N",
                        help="rows a model is fitted on at most (stratified subsample; default "
                             "2000)")
+    train.add_argument("--machine", metavar="FILE", help="the machine file whose predictions "
+                       "to learn from (default: the one the store predicted with last)")
     train.add_argument("--json", action="store_true")
     evaluate = sub.add_parser("evaluate", help="replay the strategies on measured pools and score "
                               "the models, each IVP left out of training in turn")
@@ -65,7 +67,15 @@ def cmd_train(args) -> int:
     if max_rows < MIN_ROWS:
         raise RequestError(f"--max-rows {max_rows}: expected a count >= {MIN_ROWS} (the fewest "
                            "rows a model is fitted on)")
-    rows, _ = read_rows(args.db)
+    from hybridtune.learn.table import joined_rows, machine_files
+    machine = None
+    if args.machine:
+        from hybridtune.describe.loader import load
+        machine = load(args.machine, "machine").sha256
+    frames = read_frames(args.db, ("variant_predictions", "measurements"))
+    rows = joined_rows(frames["variant_predictions"], frames["measurements"], machine)
+    others = [sha[:12] for sha in machine_files(frames["variant_predictions"])
+              if sha != rows.machine_sha256]
     fitted = [fit(rows, kind, max_rows) for kind in args.kind or ("linear", "gp")]
     records = [model_record(f) for f in fitted]
     run = {"command": "train", "argv": sys.argv[1:], "machine_sha256": rows.machine_sha256}
@@ -87,6 +97,9 @@ def cmd_train(args) -> int:
               f"{model.score['r2_in_sample']:.2f}; {model.seconds:.1f} s; model {record['model_id']}")
     print(f"stored in {args.db} (machine file {rows.machine_sha256[:12]}, feature schema "
           f"{rows.feature_schema})")
+    if others:
+        print(f"the store also holds predictions of machine file(s) {', '.join(others)}: "
+              "train on one with --machine FILE")
     return 0
 
 
@@ -102,8 +115,12 @@ def require_model(path: str | None, machine_sha256: str) -> None:
     with Store.open(path, "r") as store:
         machines = store.frame("models", ("machine_sha256",))["machine_sha256"]
     if not (machines == machine_sha256).any():
+        others = sorted({sha[:12] for sha in machines})
+        advice = (f"; it has models of machine file(s) {', '.join(others)}: run `hybridtune "
+                  f"train --db {path} --machine FILE` with the scenario's machine file first"
+                  if others else f": run `hybridtune train --db {path}` first")
         raise RequestError(f"--corrected: the store {path} has no model for machine file "
-                           f"{machine_sha256[:12]}: run `hybridtune train --db {path}` first")
+                           f"{machine_sha256[:12]}{advice}")
 
 
 def corrections(path: str, rankings, machine_sha256: str) -> tuple[str, dict]:

@@ -61,9 +61,11 @@ def latest_predictions(predictions: pd.DataFrame, machine_sha256: str | None = N
     machines = usable["features"].map(lambda f: f["machine_sha256"])
     if machine_sha256 is None:      # the machine file predicted with last (a fixed probe, say)
         machine_sha256 = machines.iloc[-1]
+    if not (machines == machine_sha256).any():
+        held = ", ".join(sha[:12] for sha in dict.fromkeys(machines))
+        raise RequestError(f"the store has no predictions for machine file {machine_sha256[:12]} "
+                           f"(it has predictions of {held})")
     usable = usable[machines == machine_sha256]
-    if usable.empty:
-        raise RequestError(f"the store has no predictions for machine file {machine_sha256[:12]}")
     schemas = usable["features"].map(lambda f: f["feature_schema"])
     schema = schemas.iloc[-1]
     usable = usable[schemas == schema]

@@ -192,3 +192,18 @@ def test_predict_corrected_without_a_model_names_train(capsys, copy):
 def test_predict_corrected_without_a_model_writes_nothing(capsys, copy):
     _refused(capsys, copy, "predict", SCENARIO, "--db", str(copy), "--corrected",
              says="run `hybridtune train")
+
+
+def test_train_on_a_named_machine_file_and_one_the_store_never_predicted_with(capsys, copy):
+    machines = PROJECT_ROOT / "tests" / "data" / "shared" / "machines"
+    code, out, err = run(capsys, "train", "--db", str(copy), "--kind", "linear", "--machine",
+                         str(machines / "SkylakeSP_Gold-6148.yml"))
+    assert code == 0, err
+    assert "(machine file abe65fbbe563," in out and "also holds predictions" not in out
+    before = _models(copy)
+    code, out, err = run(capsys, "train", "--db", str(copy), "--machine",
+                         str(machines / "Zen2_EPYC-7452.yml"))
+    assert code == 2 and out == ""
+    assert "the store has no predictions for machine file" in err
+    assert "(it has predictions of abe65fbbe563)" in err
+    assert len(_models(copy)) == len(before)
