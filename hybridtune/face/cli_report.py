@@ -98,7 +98,7 @@ def build(frames: dict) -> dict:
         features = {} if rows is None else dict(zip(
             map(tuple, rows.frame[list(KEY)].itertuples(index=False)), rows.frame["features"]))
         drawn.append(plots.time_per_component(plots.fastest(best), features))
-        table = plots.speedups(plots.fastest(best))
+        table = plots.speedups(best)
         if table.empty:
             counts = sorted(set(best["threads"].astype(int)))
             missing.append(Missing("Speedup", "every IVP and n was measured at one thread count "

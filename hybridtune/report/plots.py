@@ -95,7 +95,7 @@ def predicted_vs_measured(predictions: list) -> Plot:
         ax.set_yscale("log")
         ax.set_xlim(low, high)
         ax.set_ylim(low, high)
-        ax.set_title(f"{ivp} ({len(mine)} variants)")
+        ax.set_title(f"{ivp} ({len(mine)} measured rows)")
         ax.set_xlabel("measured s/step")
         ax.set_ylabel("predicted s/step")
         ax.grid(True, which="major", alpha=0.3)
@@ -203,43 +203,53 @@ def time_per_component(best: pd.DataFrame, features: dict) -> Plot:
         ax.set_ylabel("s per step and component")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8, loc="lower right")
-    lines = ("Dotted lines: the n at which one step's working set (the variant's bytes per "
-             "component times n) equals a cache level's size for one thread." if levels else
+    lines = ("Dotted lines, in the colour of their thread count: the n at which one step's "
+             "working set (the variant's bytes per component times n) equals the share of a "
+             "cache level that one of those threads has." if levels else
              "The store's predictions carry no working-set features, so no cache level is "
              "marked.")
     return Plot("time_per_component.png", "Time per component",
-                f"The fastest measured variant at each n, its seconds per step divided by n. "
-                f"{lines}", figure)
+                f"The fastest measured variant at each n, its seconds per step divided by n "
+                f"(the fastest of a sample where the pool was not measured whole). {lines}",
+                figure)
 
 
-def speedups(best: pd.DataFrame) -> pd.DataFrame:
-    """Per (method, IVP, n) measured at more than one thread count: the best time at the fewest
-    threads over the best at each thread count (columns method, ivp, n, threads, base_threads,
-    speedup)."""
+def speedups(measured: pd.DataFrame) -> pd.DataFrame:
+    """Per (method, IVP, n) measured at more than one thread count and per thread count t: over
+    the variants measured both at the fewest threads and at t, the best time at the fewest threads
+    over the best at t, so that a sample is not held against a whole pool (columns method, ivp,
+    n, threads, base_threads, speedup, variants)."""
     out = []
-    for (method, ivp, n), group in best.groupby(["method", "ivp", "n"]):
+    for (method, ivp, n), group in measured.groupby(["method", "ivp", "n"]):
         if group["threads"].nunique() < 2:
             continue
-        group = group.sort_values("threads")
-        base = group.iloc[0]
-        for row in group.itertuples(index=False):
-            out.append({"method": method, "ivp": ivp, "n": int(n), "threads": int(row.threads),
-                        "base_threads": int(base["threads"]),
-                        "speedup": float(base["median_s"] / row.median_s)})
-    return pd.DataFrame(out, columns=["method", "ivp", "n", "threads", "base_threads", "speedup"])
+        base_threads = int(group["threads"].min())
+        base = group[group["threads"] == base_threads].groupby("variant")["median_s"].min()
+        for threads, mine in group.groupby("threads"):
+            times = mine.groupby("variant")["median_s"].min()
+            common = times.index.intersection(base.index)
+            if common.empty:
+                continue
+            out.append({"method": method, "ivp": ivp, "n": int(n), "threads": int(threads),
+                        "base_threads": base_threads,
+                        "speedup": float(base[common].min() / times[common].min()),
+                        "variants": len(common)})
+    return pd.DataFrame(out, columns=["method", "ivp", "n", "threads", "base_threads", "speedup",
+                                      "variants"])
 
 
 def speedup(table: pd.DataFrame) -> Plot:
     """Speedup of the best variant against threads, per IVP and n."""
     ivps = sorted(set(table["ivp"]))
     multi = table["method"].nunique() > 1
-    figure, axes = _grid(len(ivps), title="Speedup of the best variant against threads")
+    figure, axes = _grid(len(ivps), title="Speedup against threads, over the same variants")
     for ax, ivp in zip(axes, ivps):
         mine = table[table["ivp"] == ivp]
         for (method, n), series in mine.groupby(["method", "n"]):
             series = series.sort_values("threads")
             ax.plot(series["threads"], series["speedup"], marker="o",
-                    label=(f"{method} " if multi else "") + f"n={n}")
+                    label=(f"{method} " if multi else "") + f"n={n} "
+                    f"({int(series['variants'].min())} variants)")
         threads = np.array(sorted(set(mine["threads"])), dtype=float)
         base = float(mine["base_threads"].min())
         ax.plot(threads, threads / base, linestyle="--", color="gray", label="ideal")
@@ -250,8 +260,11 @@ def speedup(table: pd.DataFrame) -> Plot:
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8)
     return Plot("speedup.png", "Speedup",
-                "For each IVP and n measured at several thread counts: the fastest variant's "
-                "time at the fewest threads over the fastest variant's time at t threads.", figure)
+                "For each IVP and n measured at several thread counts: over the variants measured "
+                "both at the fewest threads and at t threads, the fastest one's time at the "
+                "fewest threads over the fastest one's at t (where t threads were measured on a "
+                "sample, only that sample counts; the legend gives the fewest variants compared).",
+                figure)
 
 
 def _ecm(rows: pd.DataFrame, part: str) -> np.ndarray:

@@ -71,11 +71,13 @@ def test_fastest_and_speedup_over_threads():
     fastest = plots.fastest(best)
     assert fastest[["n", "threads", "variant"]].values.tolist() == [[100, 1, "b"], [100, 2, "a"],
                                                                     [100, 4, "b"], [200, 1, "a"]]
-    table = plots.speedups(fastest)
+    table = plots.speedups(best)
     assert table["threads"].tolist() == [1, 2, 4]             # n = 200: one thread count only
-    assert table["speedup"].tolist() == pytest.approx([1.0, 1 / 0.6, 2.5])
+    # each thread count against the same variants at one thread: a at 2 threads, b at 4
+    assert table["speedup"].tolist() == pytest.approx([1.0, 2.0 / 0.6, 1.0 / 0.4])
+    assert table["variants"].tolist() == [2, 1, 1]
     assert_png(png_bytes(plots.speedup(table)))
-    assert plots.speedups(fastest[fastest["n"] == 200]).empty
+    assert plots.speedups(best[best["n"] == 200]).empty
 
 
 def test_cache_sizes_in_n_from_working_set_ratios():
