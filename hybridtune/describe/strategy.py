@@ -51,7 +51,8 @@ def parse_strategy(text: object) -> Strategy:
         except ValueError:
             stop = math.nan
         if not 0 < stop < 1:
-            raise ValueError(f"hybrid:P with P a probability strictly between 0 and 1 (got '{parts[0]}')")
+            raise ValueError("hybrid:P with P a probability strictly between 0 and 1 "
+                             f"(got '{parts[0]}')")
         return Strategy("hybrid", stop=stop)
     if name == "preselect" and len(parts) == 1:
         try:

@@ -46,11 +46,12 @@ def read_frames(path: str, tables: tuple) -> dict:
 
 def read_rows(path: str, machine_sha256: str | None = None):
     """The store's learning rows (predictions with features joined to measurements) of one machine
-    file (default: the one predicted with last), and its models; read-only."""
+    file (default: the one predicted with last), and the frames they came from with the models;
+    read-only."""
     from hybridtune.learn.table import joined_rows
     frames = read_frames(path, ("variant_predictions", "measurements", "models"))
     return joined_rows(frames["variant_predictions"], frames["measurements"], machine_sha256), \
-        frames["models"]
+        frames
 
 
 def machine_file_names(runs) -> dict:
@@ -67,13 +68,12 @@ def cmd_train(args) -> int:
     if max_rows < MIN_ROWS:
         raise RequestError(f"--max-rows {max_rows}: expected a count >= {MIN_ROWS} (the fewest "
                            "rows a model is fitted on)")
-    from hybridtune.learn.table import joined_rows, machine_files
+    from hybridtune.learn.table import machine_files
     machine = None
     if args.machine:
         from hybridtune.describe.loader import load
         machine = load(args.machine, "machine").sha256
-    frames = read_frames(args.db, ("variant_predictions", "measurements"))
-    rows = joined_rows(frames["variant_predictions"], frames["measurements"], machine)
+    rows, frames = read_rows(args.db, machine)
     others = [sha[:12] for sha in machine_files(frames["variant_predictions"])
               if sha != rows.machine_sha256]
     fitted = [fit(rows, kind, max_rows) for kind in args.kind or ("linear", "gp")]
@@ -129,8 +129,8 @@ def corrections(path: str, rankings, machine_sha256: str) -> tuple[str, dict]:
     from hybridtune.learn.correct import corrected_times
     from hybridtune.learn.persist import latest_models, load_model
     from hybridtune.learn.table import Z95
-    rows, models = read_rows(path, machine_sha256)
-    stored = latest_models(models, rows.machine_sha256)
+    rows, frames = read_rows(path, machine_sha256)
+    stored = latest_models(frames["models"], rows.machine_sha256)
     record = stored.get("gp") or stored.get("linear")
     if record is None:
         raise RequestError(f"--corrected: the store {path} has no model for machine file "

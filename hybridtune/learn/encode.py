@@ -52,9 +52,10 @@ def structure_features(variant: str, features: dict) -> dict:
     where = regime(features)
     skeleton = variant.split("_", 1)[0]
     out = {f"skeleton={skeleton}": 1.0, f"skeleton@{where}={skeleton}": 1.0}
-    for template in _templates(tuple(features)):
+    templates = _templates(tuple(features))
+    for template in templates:
         out[f"template_share={template}"] = features[f"tpl_{template}_s"] / predicted
-    for part in kernel_variants(variant, features):
+    for part in _kernel_variants(variant, templates):
         out[f"kernel={part}"] = 1.0
         out[f"kernel={part}@{where}"] = 1.0
     return out

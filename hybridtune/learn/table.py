@@ -72,10 +72,8 @@ def latest_predictions(predictions: pd.DataFrame, machine_sha256: str | None = N
     # a prediction made where the machine's barrier cost was not known (predict with another
     # host's machine file) does not displace one that has it
     complete = usable["features"].map(lambda f: not (f.get("barriers", 0) and not f.get("t_com_s")))
-    latest = usable[complete.to_numpy()].drop_duplicates(list(KEY), keep="last")
-    rest = usable[~complete.to_numpy()].drop_duplicates(list(KEY), keep="last")
-    latest = pd.concat([latest, rest[~rest.set_index(list(KEY)).index.isin(
-        latest.set_index(list(KEY)).index)]]) if len(rest) else latest
+    latest = usable.assign(_complete=complete.to_numpy()).sort_values("_complete", kind="stable")
+    latest = latest.drop_duplicates(list(KEY), keep="last")
     latest = latest[list(KEY) + ["predicted_s", "features"]].reset_index(drop=True)
     return with_derived(latest), schema, machine_sha256
 

@@ -188,12 +188,13 @@ def fit(rows: Rows, kind: str, max_rows: int = MAX_ROWS, seed: int = 0) -> Fitte
     target = centred(y, keys)
     start = time.perf_counter()
     estimator = _estimator(kind, X, target, seed)
-    offset, own, shared = errors_on_new_ivps(estimator, X, y, keys, used["ivp"].to_numpy(), features)
+    offset, own, covariance = errors_on_new_ivps(estimator, X, y, keys, used["ivp"].to_numpy(),
+                                                 features)
     seconds = time.perf_counter() - start
     provenance = tuple(zip(used["code_sha256"], used["build_id"], used["hardware_id"]))
     return Fitted(kind, estimator, encoding, rows.feature_schema, rows.machine_sha256, hardware,
                   tuple(used["row_id"]), provenance, len(measured), seconds,
-                  {"r2_in_sample": float(estimator.score(X, target))}, offset, own, shared,
+                  {"r2_in_sample": float(estimator.score(X, target))}, offset, own, covariance,
                   levels_of(y, keys, features))
 
 
