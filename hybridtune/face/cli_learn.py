@@ -103,9 +103,9 @@ def cmd_train(args) -> int:
     return 0
 
 
-def require_model(path: str | None, machine_sha256: str) -> None:
-    """Refuse --corrected, before anything is written, where the store has no model for the
-    scenario's machine file."""
+def require_model(path: str | None, machine_sha256: str) -> str:
+    """The store's path; refuse --corrected, before anything is written, where the store has no
+    model for the scenario's machine file."""
     from hybridtune.describe.library import default_store
     from hybridtune.store import Store
     path = path or str(default_store())
@@ -121,31 +121,35 @@ def require_model(path: str | None, machine_sha256: str) -> None:
                   if others else f": run `hybridtune train --db {path}` first")
         raise RequestError(f"--corrected: the store {path} has no model for machine file "
                            f"{machine_sha256[:12]}{advice}")
+    return path
 
 
-def corrections(path: str, rankings, machine_sha256: str) -> tuple[str, dict]:
-    """The stored model used (its description) and, per configuration of the rankings, variant ->
-    Corrected; with no model for the machine file an error naming `hybridtune train`."""
-    from hybridtune.learn.correct import corrected_times
+def prepared_corrections(path: str, machine_sha256: str) -> tuple:
+    """What corrections need of the store: the rows of a machine file and its latest model
+    (rebuilt); an error naming `hybridtune train` where there is no model."""
     from hybridtune.learn.persist import latest_models, load_model
-    from hybridtune.learn.table import Z95
     rows, frames = read_rows(path, machine_sha256)
     stored = latest_models(frames["models"], rows.machine_sha256)
     record = stored.get("gp") or stored.get("linear")
     if record is None:
         raise RequestError(f"--corrected: the store {path} has no model for machine file "
                            f"{rows.machine_sha256[:12]}: run `hybridtune train --db {path}` first")
-    fitted = load_model(record, rows)
-    frame = rows.frame
+    return record["model_id"], load_model(record, rows), rows.frame
+
+
+def corrections_of(prepared: tuple, configurations) -> tuple[str, dict]:
+    """The model used (its description) and, per configuration (method, IVP, n, threads), variant
+    -> Corrected."""
+    from hybridtune.learn.correct import corrected_times
+    from hybridtune.learn.table import Z95
+    model_id, fitted, frame = prepared
     out = {}
-    for ranking in rankings:
-        c = ranking.configuration
-        mine = frame[(frame["method"] == c.method.name) & (frame["ivp"] == c.ivp.name)
-                     & (frame["n"] == c.n) & (frame["threads"] == c.threads)]
-        out[(c.method.name, c.ivp.name, c.n, c.threads)] = {
-            item.variant: item for item in corrected_times(fitted, mine)}
-    note = (f"{fitted.kind} model {record['model_id'][:12]} fitted on {len(fitted.row_ids)} "
-            f"measured variants")
+    for method, ivp, n, threads in configurations:
+        mine = frame[(frame["method"] == method) & (frame["ivp"] == ivp) & (frame["n"] == n)
+                     & (frame["threads"] == threads)]
+        out[(method, ivp, n, threads)] = {item.variant: item
+                                          for item in corrected_times(fitted, mine)}
+    note = f"{fitted.kind} model {model_id[:12]} fitted on {len(fitted.row_ids)} measured variants"
     if fitted.offset_spread:
         factor = math.exp(Z95 * fitted.offset_spread)
         note += (f"; the intervals hold its error on an IVP it has not measured, most of it (a "

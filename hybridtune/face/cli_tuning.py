@@ -51,16 +51,20 @@ def cmd_predict(args) -> int:
     from hybridtune.report.ranking import ranking_json, ranking_lines
     check_selection(args)
     scenario = load(args.scenario, "scenario")
-    if args.corrected:
-        from hybridtune.face.cli_learn import require_model
-        require_model(args.db, scenario.machine.sha256)
-    with open_store(args.db, scenario, "predict") as store:
-        result = predict_scenario(scenario, args.n, args.threads, store, args.workers)
-        path = str(store.path)
     corrected, note = {}, ""
     if args.corrected:
-        from hybridtune.face.cli_learn import corrections
-        note, corrected = corrections(path, result.rankings, scenario.machine.sha256)
+        from hybridtune.face.cli_learn import require_model
+        from hybridtune.face.correction_worker import CorrectionWorker
+        path = require_model(args.db, scenario.machine.sha256)
+        with CorrectionWorker(path, scenario.machine.sha256) as worker:
+            with open_store(args.db, scenario, "predict") as store:
+                result = predict_scenario(scenario, args.n, args.threads, store, args.workers)
+            note, corrected = worker.corrections(
+                [(r.configuration.method.name, r.configuration.ivp.name, r.configuration.n,
+                  r.configuration.threads) for r in result.rankings], result.new_rankings > 0)
+    else:
+        with open_store(args.db, scenario, "predict") as store:
+            result = predict_scenario(scenario, args.n, args.threads, store, args.workers)
     out = []
     for ranking in result.rankings:
         picked = shortlist(list(ranking.predictions), scenario.strategy)

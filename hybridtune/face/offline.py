@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from hybridtune.describe.configuration import Configuration, configurations
 from hybridtune.describe.scenario import Scenario
+from hybridtune.generate.form_cache import cached_form, form_key, keep_form
 from hybridtune.generate.kerncraft_form import kerncraft_form
 from hybridtune.generate.pool import build_pool
 from hybridtune.measure.microbench import barrier_samples
@@ -53,20 +54,28 @@ def _form(job: tuple):
 
 def kernel_forms(scenario: Scenario, method, workers: int | None = None) -> dict:
     """(template, kernel variant, IVP name or '') -> (form, IVP or None); a kernel that evaluates
-    no IVP has one form for all IVPs. Forms are built in a process pool of `workers` (default:
-    one per core) when there are many."""
+    no IVP has one form for all IVPs. Forms come from the forms cache where it has them; the
+    others are built in a process pool of `workers` (default: one per core) when there are many,
+    and cached."""
     keys, jobs = [], []
     for template in scenario.templates:
         for variant in template.variants:
             for ivp in scenario.ivps if template.evaluates_rhs else scenario.ivps[:1]:
                 keys.append((template.name, variant.name, ivp.name if template.evaluates_rhs else ""))
                 jobs.append((template, variant.name, method, ivp))
+    cache_keys = [form_key(*job) for job in jobs]
+    forms = [cached_form(key) for key in cache_keys]
+    todo = [i for i, form in enumerate(forms) if form is None]
     workers = workers or len(os.sched_getaffinity(0))
-    if workers > 1 and len(jobs) >= PARALLEL_FORMS:
+    if workers > 1 and len(todo) >= PARALLEL_FORMS:
         with ProcessPoolExecutor(max_workers=workers) as pool:
-            forms = list(pool.map(_form, jobs, chunksize=max(1, len(jobs) // (4 * workers))))
+            built = list(pool.map(_form, [jobs[i] for i in todo],
+                                  chunksize=max(1, len(todo) // (4 * workers))))
     else:
-        forms = [_form(job) for job in jobs]
+        built = [_form(jobs[i]) for i in todo]
+    for i, form in zip(todo, built):
+        forms[i] = form
+        keep_form(cache_keys[i], form)
     return {key: (form, job[3] if key[2] else None) for key, job, form in zip(keys, jobs, forms)}
 
 
