@@ -21,7 +21,7 @@ from hybridtune.probe.host_facts import HostFacts, read_host_facts
 
 
 KERNCRAFT_FORMAT = "0.8.11.dev0"     # the last machine-file format change kerncraft lists
-GCC_FLAGS = "-O3 -march=native -D_POSIX_C_SOURCE=200809L -fopenmp -ffreestanding"
+GCC_FLAGS = "-O3 -march=native -fno-trapping-math -D_POSIX_C_SOURCE=200809L -fopenmp -ffreestanding"
 
 ClockBenchmark = Callable[[], ClockMeasurement]
 
