@@ -197,10 +197,14 @@ class _FormWriter:
         return Assign(rewrite(tree.target, rows), "=", value)
 
     def integers_as_scalars(self, tree):
-        """Integer-typed parts of a value (j + 1, N) as one scalar each: C computes them in
-        integer registers, outside the floating-point count."""
+        """Integer-typed parts of a value (N, 2 * N) as one scalar each: C computes them in integer
+        registers, outside the floating-point count. A part in j (j + 1) becomes j: its conversion
+        to double is per component, and where the target cannot vectorise that, the loop is scalar."""
         if isinstance(tree, Index) or isinstance(tree, Num):
             return tree
+        if "j" in names(tree) and static_is_int(tree, self.int_names) \
+                and not any(isinstance(x, Index) for x in walk(tree)):
+            return Name("j")
         if static_is_int(tree, self.int_names) and names(tree) \
                 and names(tree) <= self.int_names and not any(isinstance(x, Index) for x in walk(tree)):
             return Name("int_" + re.sub(r"\W+", "_", to_c(tree)))
@@ -328,7 +332,7 @@ class _FormWriter:
             if isinstance(node, Index):
                 name = arrays.setdefault(node.array, f"a{len(arrays)}")
                 return Index(name, tuple(x for index in node.indices for x in subscript(index, name)))
-            if isinstance(node, Name):
+            if isinstance(node, Name) and node.id != "j":
                 return Name(scalars.setdefault(node.id, f"s{len(scalars)}"))
             if isinstance(node, Num):
                 return Name(literals.setdefault(node.text, f"k{len(literals)}"))

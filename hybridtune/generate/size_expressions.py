@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 
 import sympy
@@ -45,15 +46,25 @@ def to_sympy(tree, defined: dict):
     raise GenerationError(f"size expression {to_c(tree)} is not arithmetic in n")
 
 
+def _power_of_two(value) -> bool:
+    mantissa, _ = math.frexp(value)
+    return value != 0 and abs(mantissa) == 0.5 and math.isfinite(value)
+
+
 def as_arithmetic(tree):
     """Calls and conditionals as arithmetic with the same operation count and array reads.
 
     A call of k arguments becomes k - 1 operations between them (one multiplication by a
     constant for k = 1); a comparison or logical operator becomes a subtraction; c ? a : b
     becomes c * a when b is a literal, c * b when a is, else c * a + b (one operation more than
-    the select it stands for).
+    the select it stands for). A division by a literal power of two is the multiplication by
+    its inverse that gcc makes of it.
     """
     def rule(node):
+        if isinstance(node, Binary) and node.op == "/" and isinstance(node.right, Num) \
+                and _power_of_two(node.right.value):
+            inverse = 1.0 / node.right.value
+            return Binary("*", node.left, Num(inverse, repr(inverse)))
         if isinstance(node, Call):
             args = list(node.args)
             if len(args) == 1:

@@ -75,3 +75,17 @@ def test_square_grids_get_rows_kerncraft_can_split(default_scenario, radau7):
         body = part.code.split("for (", 1)[1]
         assert "[ivp_g" not in body and "[-" not in body      # rows are small non-negative integers
         assert "[ivp_g][ivp_g]" in part.code
+
+
+@pytest.mark.parametrize("text, lowered", [
+    ("x / 16.0", "x * 0.0625"), ("x / 0.5", "x * 2.0"), ("x / 3.0", "x / 3.0"), ("x / y", "x / y")])
+def test_division_by_a_power_of_two_is_a_multiplication(text, lowered):
+    assert to_c(as_arithmetic(parse_expression(text))) == lowered
+
+
+def test_values_in_j_stay_per_component(default_scenario, radau7):
+    medakzo = next(i for i in default_scenario.ivps if i.name == "Medakzo")
+    form = kerncraft_form(default_scenario.template_map["RHS"], "RHS_lj", radau7, medakzo)
+    main = next(p for p in form.parts if p.block == 1)    # pow((j + 1) * dz - 1.0, 4.0) / 16.0 ...
+    assert "(j * s0 - k0)" in main.code     # converted each iteration, not hoisted as a scalar
+    assert "double s" in main.code and "double j" not in main.code
