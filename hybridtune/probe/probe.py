@@ -21,7 +21,7 @@ from hybridtune.probe.host_facts import HostFacts, read_host_facts
 
 
 KERNCRAFT_FORMAT = "0.8.11.dev0"     # the last machine-file format change kerncraft lists
-GCC_FLAGS = "-O3 -march=native -fno-trapping-math -D_POSIX_C_SOURCE=200809L -fopenmp -ffreestanding"
+GCC_FLAGS = "-O3 {target} -fno-trapping-math -D_POSIX_C_SOURCE=200809L -fopenmp -ffreestanding"
 
 ClockBenchmark = Callable[[], ClockMeasurement]
 
@@ -86,14 +86,27 @@ def _memory_hierarchy(facts: HostFacts, layout: CoreLayout, non_overlapping: lis
     return hierarchy
 
 
-def _resolved_march() -> str:
+def _target_flags(march: str) -> tuple[str, set]:
+    """What gcc resolves -march=MARCH to: its -march= name and its enabled -m flags."""
     try:
-        out = subprocess.run(["gcc", "-march=native", "-Q", "--help=target"], capture_output=True,
+        out = subprocess.run(["gcc", f"-march={march}", "-Q", "--help=target"], capture_output=True,
                              text=True, timeout=60).stdout
     except (OSError, subprocess.TimeoutExpired):
-        return "unknown"
+        return "unknown", set()
     match = re.search(r"^\s*-march=\s*(\S+)", out, re.MULTILINE)
-    return match.group(1) if match else "unknown"
+    enabled = set(re.findall(r"^\s*(-m[a-z0-9.-]+)\s+\[enabled\]", out, re.MULTILINE))
+    return (match.group(1) if match else "unknown"), enabled
+
+
+def resolved_target() -> str:
+    """-march=native as flags that mean the same on any host: the CPU's name, then the ISA
+    extensions this CPU (or its hypervisor) adds to or hides from that name."""
+    name, native = _target_flags("native")
+    if name in ("unknown", "native"):
+        return "-march=native"
+    _, named = _target_flags(name)
+    hidden = [f"-mno-{flag[2:]}" for flag in sorted(named - native)]
+    return " ".join([f"-march={name}", *sorted(native - named), *hidden])
 
 
 def _clock(facts: HostFacts, clock: ClockBenchmark | None) -> ClockChoice:
@@ -122,6 +135,7 @@ def probe_machine(facts: HostFacts | None = None, benchmark: BandwidthBenchmark 
                                                 osaca_architectures())
     overlapping, non_overlapping, micro_architecture = port_model(arch)
     layout = CORE_FACTS[arch][0]
+    target = resolved_target()
     measured_cores = min(facts.cores_per_socket, facts.usable_cores)
     cores = list(range(1, measured_cores + 1))
     plan, notes = level_footprints(facts, cores)
@@ -148,7 +162,8 @@ def probe_machine(facts: HostFacts | None = None, benchmark: BandwidthBenchmark 
              "stats all samples",
              f"footprints: {LEVEL_SHARE:g} of each cache level's capacity in use, memory "
              f"{MEMORY_FACTOR}x the last level cache",
-             f"gcc resolves -march=native to {_resolved_march()} here",
+             f"gcc resolves -march=native to {target} here; kerncraft compiles for that target, "
+             "so the file predicts the same from any host",
              f"benchmarks took {elapsed:.1f} s ({rounds} rounds of {len(BENCH_KERNELS)} kernels "
              f"x {len(cores)} core counts)"] + notes + regime_notes + upstream_notes
     if measured_cores < facts.cores_per_socket:
@@ -175,7 +190,7 @@ def probe_machine(facts: HostFacts | None = None, benchmark: BandwidthBenchmark 
         "transparent hugepage": facts.transparent_hugepage,
         "in-core model": {"OSACA": arch},
         "isa": "x86",
-        "compiler": {"gcc": GCC_FLAGS},
+        "compiler": {"gcc": GCC_FLAGS.format(target=target)},
         "FLOPs per cycle": flops_per_cycle(arch, facts.flags),
         "overlapping model": {"ports": {"OSACA": overlapping}},
         "non-overlapping model": {"ports": {"OSACA": non_overlapping}},

@@ -5,7 +5,9 @@ from __future__ import annotations
 import dataclasses
 import io
 import math
+import re
 import shutil
+import subprocess
 import time
 from functools import lru_cache
 from pathlib import Path
@@ -21,7 +23,7 @@ from hybridtune.probe.host_facts import CacheFacts, HostFacts, read_host_facts
 from hybridtune.probe.machine_file import write_machine_file
 from hybridtune.probe.bandwidth import (BENCH_KERNELS, MEMORY_FACTOR, MEMORY_SHARE_LIMIT,
                                         BandwidthPoint, level_footprints, measure_bandwidth)
-from hybridtune.probe.probe import probe_machine
+from hybridtune.probe.probe import probe_machine, resolved_target
 from tests_support import SHARED_MACHINES
 
 KIB, MIB = 1 << 10, 1 << 20
@@ -338,6 +340,21 @@ def test_probe_with_a_synthetic_benchmark_writes_a_kerncraft_file(tmp_path):
     bandwidth, kernel = machine.get_bandwidth(len(hierarchy) - 1, 4, 1, 1, cores=1)
     assert kernel == "triad" and float(bandwidth) > 0
     assert any(note.startswith("clock: ") for note in machine["probe notes"])
+
+
+def _enabled(flags: list) -> set:
+    out = subprocess.run(["gcc", *flags, "-Q", "--help=target"], capture_output=True, text=True,
+                         check=True).stdout
+    return set(re.findall(r"^\s*(-m[a-z0-9.-]+)\s+\[enabled\]", out, re.MULTILINE))
+
+
+def test_the_file_names_this_cpus_target_not_native():
+    target = resolved_target().split()
+    assert target[0].startswith("-march=") and target[0] != "-march=native"
+    # kerncraft, run on another host, compiles the same instructions as -march=native here
+    assert _enabled(target) == _enabled(["-march=native"])
+    mapping = probe_machine(read_host_facts(), synthetic_benchmark([]), rounds=1)
+    assert mapping["compiler"]["gcc"].startswith(f"-O3 {' '.join(target)} ")
 
 
 def test_probe_mapping_loads_in_the_projects_reader(tmp_path):
