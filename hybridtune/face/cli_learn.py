@@ -54,6 +54,26 @@ def read_rows(path: str, machine_sha256: str | None = None):
         frames
 
 
+def machine_rows(path: str, machine_sha256: str):
+    """read_rows of one machine file, reading only the predictions whose stored feature row names
+    it and the measurement columns learning reads (everything, as read_rows does, where that finds
+    no rows of the machine file, so the error names what the store holds)."""
+    from hybridtune.learn.table import MEASUREMENT_COLUMNS, PREDICTION_COLUMNS, joined_rows
+    from hybridtune.store import Store
+    if not Path(path).is_file():
+        raise RequestError(f"--db {path}: no such store")
+    with Store.open(path, "r") as store:
+        frames = {"variant_predictions": store.frame("variant_predictions", PREDICTION_COLUMNS,
+                                                     containing=("features", machine_sha256)),
+                  "measurements": store.frame("measurements", MEASUREMENT_COLUMNS),
+                  "models": store.frame("models")}
+    try:
+        return joined_rows(frames["variant_predictions"], frames["measurements"],
+                           machine_sha256), frames
+    except RequestError:
+        return read_rows(path, machine_sha256)
+
+
 def machine_file_names(runs) -> dict:
     """machine file sha256 -> its path, as the runs that name one give it."""
     return {sha: path for sha, path in zip(runs.get("machine_sha256", []),
@@ -128,7 +148,7 @@ def prepared_corrections(path: str, machine_sha256: str) -> tuple:
     """What corrections need of the store: the rows of a machine file and its latest model
     (rebuilt); an error naming `hybridtune train` where there is no model."""
     from hybridtune.learn.persist import latest_models, load_model
-    rows, frames = read_rows(path, machine_sha256)
+    rows, frames = machine_rows(path, machine_sha256)
     stored = latest_models(frames["models"], rows.machine_sha256)
     record = stored.get("gp") or stored.get("linear")
     if record is None:

@@ -20,7 +20,7 @@ from hybridtune.predict import kerncraft_adapter
 from hybridtune.predict.communication import (BARRIER_KIND, BarrierFit, benchmark_records,
                                               fit_barrier)
 from hybridtune.generate.kerncraft_form import ELEMENT_BYTES
-from hybridtune.predict.features import ivp_characteristics, variant_features
+from hybridtune.predict.features import ivp_characteristics, ranking_features
 from hybridtune.predict.kernels import (PROCESS_FAILED, analysis_rows, loop_jobs, missing_jobs,
                                         region_predictions, run_analyses)
 from hybridtune.predict.variants import (kernel_breakdown, predict_variant, ranked, step_counts,
@@ -210,10 +210,11 @@ def predict_scenario(scenario: Scenario, n: int | None = None, threads: list[int
             ranking = ranked(predictions)
             rankings.append(Ranking(config, tuple(ranking)))
             if writer is not None:
-                facts = ivp_characteristics(config.ivp, config.n)
-                stored = [_prediction_row(scenario, p, variant_features(
-                    p, method, machine, ELEMENT_BYTES * vectors[p.skeleton] * config.n, facts))
-                    for p in ranking]
+                features = ranking_features(
+                    ranking, method, machine,
+                    {name: ELEMENT_BYTES * count * config.n for name, count in vectors.items()},
+                    ivp_characteristics(config.ivp, config.n))
+                stored = [_prediction_row(scenario, p, f) for p, f in zip(ranking, features)]
                 digest = ranking_digest(machine.sha256, stored)
                 if digest not in digests:
                     store.append_many("variant_predictions", stored)

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from hybridtune.learn.table import Z95
-from hybridtune.learn.train import Fitted
+
+if TYPE_CHECKING:   # not imported at run time: unpickling a Corrected needs no scikit-learn
+    from hybridtune.learn.train import Fitted
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,9 @@ from hybridtune.learn.level import IVP_NAME
 CONFIG = ("method", "ivp", "n", "threads")
 KEY = CONFIG + ("variant",)
 PREDICTION_COLUMNS = KEY + ("predicted_s", "features")   # what learning reads of a prediction
+MEASUREMENT_COLUMNS = ("row_id", "id") + CONFIG + (       # and of a measurement
+    "status", "median_s", "ci_low_s", "ci_high_s", "ci_rel", "generator_version", "code_sha256",
+    "build_id", "hardware_id")
 POOL_MEDIAN = "pool_median_predicted_s"   # derived when read, never stored
 Z95 = 1.959964                            # a normal's two-sided 95% quantile
 

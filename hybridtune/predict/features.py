@@ -48,50 +48,111 @@ def working_set_ratios(step_bytes: float, machine: Machine, threads: int) -> dic
             for name, size in capacities(machine, threads) if size}
 
 
-def contribution_seconds(prediction: VariantPrediction) -> tuple[dict, dict]:
-    """ECM contributions (T_comp, T_RegL1, T_L1L2, ...) in seconds per step: summed over the
-    variant, and per template. A loop's contribution in cycles per cache line is scaled as its
-    predicted cycles are (saturation with threads included)."""
+def _kernel_terms(kernel: dict) -> list[tuple[str, float]]:
+    """A kernel's ECM contributions (T_comp, T_RegL1, T_L1L2, ...) in seconds per step, per part
+    in order. A loop's contribution in cycles per cache line is scaled as its predicted cycles are
+    (saturation with threads included)."""
+    calls = kernel["calls_per_step"]
+    terms = []
+    for part in kernel["parts"]:
+        cycles = part["cycles_per_cl"]
+        if not cycles:
+            continue
+        scale = calls * part["seconds"] / cycles
+        for name, value in part["contributions"].items():
+            if name.startswith("T_") and name != "T_ECM" and isinstance(value, (int, float)):
+                terms.append((name, scale * value))
+    return terms
+
+
+def _summed(kernel_terms) -> tuple[dict, dict]:
+    """(template, terms) per kernel -> the contributions summed over the variant, and per
+    template."""
     total: dict = {}
     per_template: dict = {}
-    for kernel in prediction.kernels:
-        calls = kernel["calls_per_step"]
-        into = per_template.setdefault(kernel["template"], {})
-        for part in kernel["parts"]:
-            cycles = part["cycles_per_cl"]
-            if not cycles:
-                continue
-            scale = calls * part["seconds"] / cycles
-            for name, value in part["contributions"].items():
-                if name.startswith("T_") and name != "T_ECM" and isinstance(value, (int, float)):
-                    total[name] = total.get(name, 0.0) + scale * value
-                    into[name] = into.get(name, 0.0) + scale * value
+    for template, terms in kernel_terms:
+        into = per_template.setdefault(template, {})
+        for name, seconds in terms:
+            total[name] = total.get(name, 0.0) + seconds
+            into[name] = into.get(name, 0.0) + seconds
     return total, per_template
+
+
+def contribution_seconds(prediction: VariantPrediction) -> tuple[dict, dict]:
+    """ECM contributions in seconds per step: summed over the variant, and per template."""
+    return _summed((kernel["template"], _kernel_terms(kernel)) for kernel in prediction.kernels)
 
 
 def variant_features(prediction: VariantPrediction, method, machine: Machine,
                      step_bytes: float, ivp_facts: dict) -> dict:
     """The flat feature dict stored with a variant prediction (seconds, ratios and counts)."""
-    if prediction.status != "ok":
-        return {}
-    predicted = prediction.predicted_s
-    total, per_template = contribution_seconds(prediction)
-    features = {"feature_schema": FEATURE_SCHEMA, "machine_sha256": machine.sha256,
-                "predicted_s": predicted, "t_com_s": prediction.t_com_s,
-                "barriers": prediction.barriers, "n": prediction.n,
-                "threads": prediction.threads, "stages": method.stages,
-                "corrector_steps": method.corrector_steps, "step_bytes": step_bytes,
-                "kernels": len(prediction.kernels)}
-    features.update(working_set_ratios(step_bytes, machine, prediction.threads))
-    features.update(ivp_facts)
-    for name, seconds in total.items():
-        features[f"ecm_{name}_s"] = seconds
-        features[f"share_{name}"] = seconds / predicted
-    for kernel in prediction.kernels:
+    return ranking_features([prediction], method, machine, {prediction.skeleton: step_bytes},
+                            ivp_facts)[0]
+
+
+def _plain(value):
+    return _rounded(value) if isinstance(value, float) else value
+
+
+def ranking_features(predictions, method, machine: Machine, step_bytes: dict,
+                     ivp_facts: dict) -> list[dict]:
+    """variant_features of each prediction of one configuration (step_bytes: per skeleton); what
+    many variants share (a kernel's contributions, the working set of a skeleton) worked out
+    once."""
+    facts = {key: _plain(value) for key, value in ivp_facts.items()}
+    ratios: dict = {}
+    shares: dict = {}       # a kernel's share -> (parts, terms, the kernel's tpl_ entries)
+
+    def share(kernel: dict) -> tuple:
         template = kernel["template"]
-        features[f"tpl_{template}_s"] = kernel["seconds"]
-        for name, seconds in per_template[template].items():
-            if seconds > 0:         # a missing template contribution reads as 0
-                features[f"tpl_{template}_{name}_s"] = seconds
-    return {key: _rounded(value) if isinstance(value, float) else value
-            for key, value in features.items()}
+        key = (id(kernel["parts"]), template, kernel["calls_per_step"], kernel["seconds"])
+        if key not in shares:     # parts kept in the value: its id is not reused meanwhile
+            terms = _kernel_terms(kernel)
+            own = _summed([(template, terms)])[1][template]
+            entries = [(f"tpl_{template}_s", _plain(kernel["seconds"]))]
+            entries += [(f"tpl_{template}_{name}_s", _plain(seconds))
+                        for name, seconds in own.items() if seconds > 0]
+            shares[key] = (kernel["parts"], terms, entries)
+        return shares[key]
+
+    rows = []
+    for prediction in predictions:
+        if prediction.status != "ok":
+            rows.append({})
+            continue
+        predicted = prediction.predicted_s
+        size = step_bytes[prediction.skeleton]
+        if (size, prediction.threads) not in ratios:
+            ratios[size, prediction.threads] = {
+                key: _plain(value)
+                for key, value in working_set_ratios(size, machine, prediction.threads).items()}
+        kernels = [(kernel, share(kernel)) for kernel in prediction.kernels]
+        total: dict = {}
+        for _, (_, terms, _) in kernels:
+            for name, seconds in terms:
+                total[name] = total.get(name, 0.0) + seconds
+        features = {key: _plain(value) for key, value in (
+            ("feature_schema", FEATURE_SCHEMA), ("machine_sha256", machine.sha256),
+            ("predicted_s", predicted), ("t_com_s", prediction.t_com_s),
+            ("barriers", prediction.barriers), ("n", prediction.n),
+            ("threads", prediction.threads), ("stages", method.stages),
+            ("corrector_steps", method.corrector_steps), ("step_bytes", size),
+            ("kernels", len(prediction.kernels)))}
+        features.update(ratios[size, prediction.threads])
+        features.update(facts)
+        for name, seconds in total.items():
+            features[f"ecm_{name}_s"] = _plain(seconds)
+            features[f"share_{name}"] = _plain(seconds / predicted)
+        if len({kernel["template"] for kernel in prediction.kernels}) == len(kernels):
+            for _, (_, _, entries) in kernels:     # a template's sums are its one kernel's
+                features.update(entries)
+        else:
+            per_template = contribution_seconds(prediction)[1]
+            for kernel in prediction.kernels:
+                template = kernel["template"]
+                features[f"tpl_{template}_s"] = _plain(kernel["seconds"])
+                for name, seconds in per_template[template].items():
+                    if seconds > 0:     # a missing template contribution reads as 0
+                        features[f"tpl_{template}_{name}_s"] = _plain(seconds)
+        rows.append(features)
+    return rows

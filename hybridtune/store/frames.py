@@ -52,15 +52,24 @@ def _decoded(texts: np.ndarray, table: Table, column: str, source: str) -> np.nd
     return decoded
 
 
+def rows_containing(pieces: list[Sequence], text: str) -> np.ndarray:
+    """Per row of a str or json column's pieces (in order): whether its stored text holds text."""
+    values = _joined("str", pieces)
+    return np.fromiter((text in value for value in values), dtype=bool, count=len(values))
+
+
 def table_frame(table: Table, parts: Sequence[Mapping[str, Sequence]],
-                source: str) -> pd.DataFrame:
-    """The rows of all parts in order, one column per schema column with the kind's dtype.
+                source: str, keep: np.ndarray | None = None) -> pd.DataFrame:
+    """The rows of all parts in order (only those keep marks, where given, and only they are
+    decoded), one column per schema column with the kind's dtype.
 
     source names the store in the error raised for a json column that does not decode.
     """
     data = {}
     for name, kind in table.columns:
         values = _joined(kind, [part[name] for part in parts])
+        if keep is not None:
+            values = values[keep]
         if kind == "json":
             data[name] = pd.Series(_decoded(values, table, name, source), dtype=object)
         elif kind == "str":

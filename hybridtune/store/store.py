@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from hybridtune.store.errors import StoreError, StoreFormatError, StoreSchemaError
-from hybridtune.store.frames import table_frame
+from hybridtune.store.frames import rows_containing, table_frame
 from hybridtune.store.hdf5 import (StoreFile, append_to_store_file, create_store_file,
                                    discard_scratch)
 from hybridtune.store.journal import (JournalRecord, JournalWriter, journal_path, read_journal,
@@ -158,23 +158,35 @@ class Store:
         self._next_seq += 1
         self._pending[checked.name].append(columns)
 
-    def frame(self, table: str, columns=None) -> pd.DataFrame:
+    def frame(self, table: str, columns=None, containing: tuple[str, str] | None = None
+              ) -> pd.DataFrame:
         """All rows of a table in the order they were appended (a reader: as of open or refresh),
-        with all its columns or only those named (a column not read is not decoded either)."""
+        with all its columns or only those named (a column not read is not decoded either).
+
+        containing (column, text): only the rows whose stored text in that str or json column
+        holds text, tested before anything is decoded; a cheap first cut, so a caller that wants
+        one value of a json field still tests the decoded rows.
+        """
         self._require_open()
         checked = table_named(table)
-        unknown = [name for name in columns or () if name not in checked.names]
+        tested = [containing[0]] if containing is not None else []
+        unknown = [name for name in [*(columns or ()), *tested] if name not in checked.names]
         if unknown:
             raise StoreError(f"table {checked.name} has no column {unknown[0]!r}; its columns are "
                              f"{', '.join(checked.names)}")
+        if tested and checked.kind(tested[0]) not in ("str", "json"):
+            raise StoreError(f"table {checked.name}, column {tested[0]} holds "
+                             f"{checked.kind(tested[0])} values, not text to look in")
         wanted = checked if columns is None else checked.only(columns)
         stored = self._stored.setdefault(checked.name, {})
-        missing = [name for name in wanted.names if name not in stored]
+        missing = [name for name in dict.fromkeys([*wanted.names, *tested]) if name not in stored]
         if missing:
             stored.update(self._file.columns(checked.name, missing))
         parts = [stored, *self._pending[checked.name]]
+        keep = (rows_containing([part[tested[0]] for part in parts], containing[1])
+                if tested else None)
         return table_frame(wanted, [{name: part[name] for name in wanted.names} for part in parts],
-                           str(self.path))
+                           str(self.path), keep)
 
     def rows(self, table: str) -> int:
         self._require_open()

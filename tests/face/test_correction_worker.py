@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import pickle
 import shutil
+import subprocess
+import sys
 
+import pandas as pd
 import pytest
 
 from hybridtune.describe.library import PROJECT_ROOT
 from hybridtune.errors import RequestError
 from hybridtune.face.cli import main
-from hybridtune.face.cli_learn import corrections_of, prepared_corrections, read_rows
+from hybridtune.face.cli_learn import corrections_of, machine_rows, prepared_corrections, read_rows
 from hybridtune.face.correction_worker import CorrectionWorker
+from hybridtune.store import Store
 
 FIXTURE = PROJECT_ROOT / "tests" / "data" / "learn" / "fixture.h5"
 
@@ -53,3 +58,45 @@ def test_closing_without_asking_ends_the_worker(trained):
     process = worker._process
     worker.close()
     assert not process.is_alive()
+
+
+def test_the_corrections_are_read_back_without_scikit_learn(trained):
+    """The command waits for them after its offline stage; importing scikit-learn there would
+    cost it seconds."""
+    path, machine, configurations = trained
+    answer = corrections_of(prepared_corrections(path, machine), configurations)
+    code = ("import pickle, sys; note, corrected = pickle.load(sys.stdin.buffer); "
+            "item = next(iter(next(iter(corrected.values())).values())); "
+            "print(type(item).__name__, item.corrected_s > 0, 'sklearn' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], input=pickle.dumps(answer),
+                          capture_output=True, check=True)
+    assert done.stdout.decode().split() == ["Corrected", "True", "False"]
+
+
+def test_the_rows_of_one_machine_file_are_those_read_rows_gives(tmp_path):
+    path = tmp_path / "two-machines.h5"
+    shutil.copy(FIXTURE, path)
+    mine = read_rows(str(path))[0].machine_sha256
+    other = "0f" * 32
+    with Store.open(path, "r") as store:
+        predictions = store.frame("variant_predictions")
+    moved = predictions.assign(
+        predicted_s=predictions["predicted_s"] * 2,
+        features=[{**f, "machine_sha256": other} if f.get("machine_sha256") == mine else f
+                  for f in predictions["features"]])
+    with Store.open(path, "a", run={"command": "test"}) as store:
+        store.append_many("variant_predictions", moved.iloc[::3].to_dict("records"))
+    for machine in (mine, other):
+        expected, _ = read_rows(str(path), machine)
+        rows, frames = machine_rows(str(path), machine)
+        assert (rows.machine_sha256, rows.feature_schema) == (machine, expected.feature_schema)
+        pd.testing.assert_frame_equal(rows.frame, expected.frame)
+        pd.testing.assert_frame_equal(rows.every, expected.every)
+        assert len(frames["variant_predictions"]) < len(predictions) + len(moved.iloc[::3])
+    assert len(machine_rows(str(path), other)[0].frame) == len(moved.iloc[::3])
+    with pytest.raises(RequestError) as expected:
+        read_rows(str(path), "ee" * 32)
+    with pytest.raises(RequestError) as refused:    # the whole store read again to say so
+        machine_rows(str(path), "ee" * 32)
+    assert str(refused.value) == str(expected.value)
+    assert mine[:12] in str(refused.value) and other[:12] in str(refused.value)

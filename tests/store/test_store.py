@@ -135,6 +135,34 @@ def test_a_frame_of_some_columns_holds_them_in_table_order_from_file_and_journal
             store.frame("measurements", ("id", "seconds"))
 
 
+def test_a_frame_of_the_rows_containing_a_text_decodes_only_those(tmp_path):
+    path = tmp_path / "tune.h5"
+    first, second = (dict(SAMPLES["variant_predictions"][0], variant=v, features={"m": m})
+                     for v, m in (("A_x", "ab" * 32), ("A_y", "cd" * 32)))
+    with Store.open(path, "a", run=RUN) as store:
+        store.append_many("variant_predictions", [first, second, dict(first, variant="A_z")])
+    with h5py.File(path, "r+") as handle:   # damage the one row the filter leaves out
+        handle["tables/variant_predictions/features"][1] = "{not json " + "cd" * 32
+    with Store.open(path, "a", run={"command": "predict"}) as store:
+        store.append("variant_predictions", **dict(second, variant="B_y"))    # in the journal
+        store.append("variant_predictions", **dict(first, variant="B_x"))
+        mine = store.frame("variant_predictions", ("variant", "n"),
+                           containing=("features", "ab" * 32))
+        assert list(mine.columns) == ["n", "variant"]
+        assert mine.variant.tolist() == ["A_x", "A_z", "B_x"] and mine.n.dtype == np.int64
+        later = store.frame("variant_predictions", ("variant", "features"),
+                            containing=("variant", "B_"))
+        assert later.variant.tolist() == ["B_y", "B_x"] and later.features[0] == {"m": "cd" * 32}
+        none = store.frame("variant_predictions", containing=("features", "ef" * 32))
+        assert len(none) == 0 and list(none.columns) == list(TABLES["variant_predictions"].names)
+        with pytest.raises(StoreFormatError, match="column features holds text that is not"):
+            store.frame("variant_predictions")
+        with pytest.raises(StoreError, match="column n holds int values, not text"):
+            store.frame("variant_predictions", containing=("n", "1"))
+        with pytest.raises(StoreError, match="has no column 'machine'"):
+            store.frame("variant_predictions", containing=("machine", "ab"))
+
+
 def test_frames_have_one_dtype_per_kind_also_when_empty(tmp_path):
     with Store.open(tmp_path / "s.h5") as store:
         empty = store.frame("comm_fits")
