@@ -3,13 +3,20 @@
 # tests/data/learn/learn.scenario.yaml measured on this host (short budget), with the predictions
 # and their feature rows; kernel predictions are kept for one thread only (the scenario's), which
 # keeps the file small. Run from the project folder: jobs/learn_fixture.sh
+# With --predictions-only the fixture's measurements stay and only its predictions are brought up to
+# the current offline model (`hybridtune predict` on a copy: new rankings where the model changed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 HYBRIDTUNE=${HYBRIDTUNE:-.venv/bin/hybridtune}
 PYTHON=${PYTHON:-.venv/bin/python}
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
-"$HYBRIDTUNE" tune tests/data/learn/learn.scenario.yaml --db "$WORK/full.h5" --ci 0.02 --budget 0.2
+if [ "${1:-}" = "--predictions-only" ]; then
+    cp tests/data/learn/fixture.h5 "$WORK/full.h5"
+    "$HYBRIDTUNE" predict tests/data/learn/learn.scenario.yaml --db "$WORK/full.h5" --head 1
+else
+    "$HYBRIDTUNE" tune tests/data/learn/learn.scenario.yaml --db "$WORK/full.h5" --ci 0.02 --budget 0.2
+fi
 "$PYTHON" - "$WORK/full.h5" "$WORK/fixture.h5" <<'PY'
 import sys
 from hybridtune.store import TABLES, Store
