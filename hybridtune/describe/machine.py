@@ -34,6 +34,13 @@ class Machine:
     in_core_models: tuple        # ((tool, arch), ...)
     path: str = ""
     sha256: str = ""
+    compilers: tuple = ()        # ((compiler, flags), ...) as kerncraft builds the loops
+
+    @property
+    def compiles_for_any_host(self) -> bool:
+        """Whether kerncraft builds for the CPU the file names, not for the CPU it runs on."""
+        return not any("-march=native" in flags.split() or "-xHost" in flags.split()
+                       for _, flags in self.compilers)
 
     @property
     def cores(self) -> int:
@@ -138,4 +145,18 @@ def parse_machine(source: Source) -> Machine:
     models = tuple((str(k), str(v)) for k, v in in_core.value.items())
     return Machine(fields["model name"].string(), _quantity(fields["clock"], "Hz"), sockets,
                    per_socket, per_numa, _cacheline(fields["cacheline size"]),
-                   tuple(levels), models, source.path, source.sha256)
+                   tuple(levels), models, source.path, source.sha256,
+                   _compilers(fields.get("compiler")))
+
+
+def _compilers(node: Node | None) -> tuple:
+    """kerncraft's `compiler` entry, a mapping or a list of one-key mappings, as (name, flags)."""
+    if node is None:
+        return ()
+    entries = node.value if isinstance(node.value, list) else [node.value]
+    pairs = []
+    for entry in entries:
+        if not isinstance(entry, dict):
+            raise node.error("compilers with their flags, e.g. gcc: -O3 -march=skylake-avx512")
+        pairs += [(str(name), str(flags)) for name, flags in entry.items()]
+    return tuple(pairs)

@@ -101,6 +101,8 @@ def offline_summary(scenario, result) -> str:
              f"(kerncraft {result.versions.get('kerncraft')}, OSACA {result.versions.get('osaca')}); "
              f"{result.new_rankings} of {len(result.rankings)} rankings new to the store",
              result.barrier_note]
+    if result.target_note:
+        lines.append(f"warning: {result.target_note}")
     by_message: dict[str, list] = {}
     for names, message in result.failed_loops:
         by_message.setdefault(message, []).extend(names)

@@ -43,6 +43,7 @@ class OfflineResult:
     versions: dict = field(default_factory=dict)
     new_rankings: int = 0       # rankings appended to the store (the others it held already)
     missing: int = 0            # analyses a dry run left out (their variants are not ranked)
+    target_note: str = ""       # why kerncraft's builds may not be those of the machine's CPU
 
 
 PARALLEL_FORMS = 16     # below this many forms a process pool costs more than it saves
@@ -226,7 +227,17 @@ def predict_scenario(scenario: Scenario, n: int | None = None, threads: list[int
                     digests.add(digest)
                     new_rankings += 1
     return OfflineResult(tuple(rankings), loops, analyses,
-                         tuple(failed.values()), note, versions, new_rankings, missing)
+                         tuple(failed.values()), note, versions, new_rankings, missing,
+                         _target_note(scenario, analyses))
+
+
+def _target_note(scenario: Scenario, analyses: int) -> str:
+    machine = scenario.machine
+    if scenario.on_host or machine.compiles_for_any_host or not analyses:
+        return ""
+    return (f"{analyses} kerncraft analyses built {machine.path}'s loops with -march=native, for "
+            f"this host's CPU, not for {machine.name}; write its target into the file's compiler "
+            "flags (gcc -march=native -Q --help=target on that machine names it)")
 
 
 def _prediction_row(scenario: Scenario, p, features: dict) -> dict:

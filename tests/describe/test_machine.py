@@ -55,3 +55,15 @@ def test_python_object_tags_are_refused_before_kerncraft_sees_them(tmp_path):
         load(path, "machine")
     assert "without Python object tags" in str(info.value) and str(path) in str(info.value)
     assert not (tmp_path / "ran").exists()
+
+
+def test_a_file_says_whether_kerncraft_builds_for_its_cpu(tmp_path):
+    skylake = SHARED_MACHINES / "SkylakeSP_Gold-6148.yml"
+    machine = load(skylake, "machine")
+    assert [name for name, _ in machine.compilers] == ["icc", "clang", "gcc"]
+    assert "-march=skylake-avx512" in dict(machine.compilers)["gcc"]
+    assert machine.compiles_for_any_host
+    native = tmp_path / "native.yml"
+    native.write_text(skylake.read_text().replace("-march=skylake-avx512 -D_POSIX_C_SOURCE=200809L "
+                                                  "-fopenmp -lm", "-march=native -fopenmp -lm"))
+    assert not load(native, "machine").compiles_for_any_host

@@ -119,6 +119,26 @@ def test_the_roofline_model_is_selectable_per_scenario(tmp_path, monkeypatch):
     assert all(p.status == "ok" and p.predicted_s > 0 for p in ranking.predictions)
 
 
+def test_a_file_built_for_native_is_named_where_it_is_not_this_host(tmp_path, monkeypatch):
+    monkeypatch.setenv("HYBRIDTUNE_CACHE", str(tmp_path / "cache"))
+    native = tmp_path / "native.yml"
+    native.write_text((SHARED_MACHINES / "SkylakeSP_Gold-6148.yml").read_text()
+                      .replace("-march=skylake-avx512 -D_POSIX_C_SOURCE=200809L -fopenmp -lm",
+                               "-march=native -D_POSIX_C_SOURCE=200809L -fopenmp -lm"))
+    path = tmp_path / "native.scenario.yaml"
+    path.write_text(SMALL.read_text().replace("machine: SkylakeSP_Gold-6148", f"machine: {native}")
+                    .replace("skeletons: [F]", "skeletons: [F]\nkernels: [RHS_LC_predictor, "
+                             "RHS_LC, RHS_Approx_Update]"))
+    scenario = load(path, "scenario")
+    with Store.open(tmp_path / "s.h5", "a", run={"command": "test"}) as store:
+        first = predict_scenario(scenario, n=6000, threads=[1], store=store)
+        again = predict_scenario(scenario, n=6000, threads=[1], store=store)
+    assert first.analyses > 0 and first.target_note.startswith(f"{first.analyses} kerncraft "
+                                                              f"analyses built {native}'s loops")
+    assert "-march=native" in first.target_note
+    assert again.analyses == 0 and again.target_note == ""     # nothing was built this time
+
+
 def test_each_stored_prediction_keeps_its_features(cold):
     frames = cold[3]
     predictions = frames["variant_predictions"]
