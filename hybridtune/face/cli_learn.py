@@ -205,6 +205,7 @@ def cmd_evaluate(args) -> int:
     if args.json:
         print(json.dumps({"strategies": result.strategies, "accuracy": result.accuracy,
                           "first_pick_within_5pct": result.first_pick,
+                          "hybrid_measured_to_within_1pct": result.hybrid_to_best,
                           "configurations": result.configurations, "curves": result.curves,
                           "offline_by_regime": regimes, "notes": result.notes},
                          indent=1))
@@ -259,5 +260,12 @@ def evaluation_lines(result) -> list[str]:
                  f"{100 * shares.get('hybrid', 0):.0f}%, offline top-1 "
                  f"{100 * shares.get('offline_top1', 0):.0f}%, a random pick "
                  f"{100 * shares.get('random', 0):.0f}% (expected)")
+    to_best = result.hybrid_to_best
+    if to_best.get("reached"):
+        lines.append(f"hybrid's order reaches a variant within 1% of the best after "
+                     f"{to_best['mean']:.1f} measurements on average (median {to_best['median']:g}, at most "
+                     f"{to_best['max']}, in {to_best['reached']} of "
+                     f"{len(to_best['per_configuration'])} configurations): what a stop that "
+                     "knew the best would measure")
     lines.extend(f"note: {note}" for note in result.notes)
     return lines

@@ -20,6 +20,7 @@ WHOLE_POOL = 0.95        # a configuration with ok measurements of this share of
 RANDOM_SEEDS = 20
 TPE_SEEDS = 5
 FIRST_WITHIN = 0.05
+LOSS_WITHIN = 0.01       # a loss this small counts as finding the best
 CURVE = 64               # best-found curves over the first this many measurements
 
 
@@ -29,6 +30,7 @@ class Evaluation:
     accuracy: dict                   # left-out IVP -> offline/corrected/trivial errors and tau
     configurations: list             # per whole-pool configuration: per strategy its numbers
     first_pick: dict                 # share of configurations whose first pick is within 5%
+    hybrid_to_best: dict = field(default_factory=dict)  # measurements until within 1% of the best
     curves: dict = field(default_factory=dict)       # strategy -> mean S(x) / t_best, x = 1..
     predictions: list = field(default_factory=list)  # per measured row: offline and corrected
     notes: list = field(default_factory=list)
@@ -130,6 +132,7 @@ def evaluate(rows: Rows, stop: float = 0.05, max_rows: int = 2000,
                            "needs at least two")
     pools = whole_pools(rows)
     accuracy, per_config, first_pick = {}, [], {"hybrid": [], "offline_top1": [], "random": []}
+    to_best: list = []
     predictions: list = []
     strategies: dict = {}
     notes = []
@@ -170,6 +173,8 @@ def evaluate(rows: Rows, stop: float = 0.05, max_rows: int = 2000,
             first_pick["offline_top1"].append(
                 times[pool.by_prediction()[0]] <= t_best * (1 + FIRST_WITHIN))
             first_pick["random"].append(float(np.mean(times <= t_best * (1 + FIRST_WITHIN))))
+            to_best.append(next((count for count, i in enumerate(hybrid_replay.order, 1)
+                                 if times[i] <= t_best * (1 + LOSS_WITHIN)), None))
     if not per_config:
         raise RequestError("no whole-pool configuration to replay strategies on (every variant "
                            "of a configuration measured: tune with --strategy run_all)")
@@ -195,7 +200,17 @@ def evaluate(rows: Rows, stop: float = 0.05, max_rows: int = 2000,
     for config in per_config:
         for name in names:
             config[name].pop("curve")
-    return Evaluation(strategies, accuracy, per_config, shares, curves, predictions, notes)
+    return Evaluation(strategies, accuracy, per_config, shares, _to_best(to_best), curves,
+                      predictions, notes)
+
+
+def _to_best(counts: list) -> dict:
+    """How many measurements hybrid's order took to reach a variant within LOSS_WITHIN of the best:
+    what a stop that knew the best would measure (None where its order never got there)."""
+    reached = [c for c in counts if c is not None]
+    summary = {"mean": float(np.mean(reached)), "median": float(np.median(reached)),
+               "max": int(max(reached))} if reached else {}
+    return {"per_configuration": counts, "reached": len(reached), **summary}
 
 
 def _mean_curve(curves: list) -> list:

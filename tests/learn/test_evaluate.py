@@ -102,3 +102,15 @@ def test_an_ivp_whose_complement_is_too_small_is_noted_and_skipped(fixture_rows)
     assert result.notes == ["Cusp: 10 training rows from the other IVPs; skipped (a model needs 20)"]
     assert [c["key"] for c in result.configurations] == [["radauIIA7", "Wave1D", 600, 1]]
     assert result.configurations[0]["RunAll"]["measured"] == 10
+
+
+def test_how_soon_hybrid_reaches_the_best_is_counted_per_configuration(evaluation):
+    to_best = evaluation.hybrid_to_best
+    counts = to_best["per_configuration"]
+    assert len(counts) == len(evaluation.configurations) == 8
+    for count, config in zip(counts, evaluation.configurations):
+        if config["hybrid"]["loss"] == 0:      # it measured the best, so it got within 1% by then
+            assert 1 <= count <= config["hybrid"]["measured"]
+    reached = [c for c in counts if c is not None]
+    assert to_best["reached"] == len(reached) and to_best["max"] == max(reached)
+    assert to_best["mean"] == pytest.approx(sum(reached) / len(reached))
