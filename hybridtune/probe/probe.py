@@ -45,6 +45,10 @@ def _upstream(facts: HostFacts, layout: CoreLayout, measured: dict,
             notes.append(f"L{facts.caches[k].level} load kernel was not slower than L"
                          f"{facts.caches[k - 1].level}: its upstream throughput is the level's "
                          "whole bandwidth")
+        elif layout.transfers_overlap and cycles[k] < max(cycles[:k]):
+            slowest = facts.caches[max(range(k), key=lambda i: cycles[i])].level
+            notes.append(f"L{facts.caches[k].level} load kernel was not slower than L{slowest}: "
+                         "with overlapping transfers the file composes it no faster than that level")
         values.append(line / transfer)
     return values, notes
 

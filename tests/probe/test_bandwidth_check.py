@@ -99,3 +99,18 @@ def test_a_last_level_that_loads_like_memory_is_measured_where_it_holds_data():
     assert changed["L3"] == [max(f for f in calls[1] if f <= MIB)]
     assert changed["L2"] == plan["L2"] and changed["MEM"] == plan["MEM"]
     assert "like memory" in notes[0] and "instead" in notes[0]
+
+
+def test_a_level_faster_than_one_below_it_is_named_where_transfers_overlap():
+    """With overlapping transfers kerncraft composes a level no faster than the slowest below it;
+    a noisy L1 sample slower than L2 cannot be written, and the probe says so."""
+    from hybridtune.probe.core_model import ZEN
+    from hybridtune.probe.probe import _upstream
+    facts = read_host_facts()
+    measured = {"load": {f"L{c.level}": [BandwidthPoint(1, gbs * 1e9, (gbs * 1e9,))]
+                         for c, gbs in zip(facts.caches, (70.0, 90.0, 30.0))}}
+    values, notes = _upstream(facts, ZEN, measured, 3e9)
+    assert len(values) == len(facts.caches) - 1
+    assert notes[0].startswith(f"L{facts.caches[1].level} load kernel was not slower than "
+                               f"L{facts.caches[0].level}")
+    assert len(notes) == 1       # the slower L3 composes as measured
