@@ -32,20 +32,19 @@ from hybridtune.generate.ckernel import kernel_function  # noqa: E402
 from hybridtune.generate.kerncraft_form import kerncraft_form  # noqa: E402
 from hybridtune.generate.size_expressions import N  # noqa: E402
 from hybridtune.predict.kerncraft_adapter import analyse  # noqa: E402
+from hybridtune.probe.host_facts import read_host_facts  # noqa: E402
 
 IVPS = ("Cusp", "InverterChain", "Medakzo", "Wave1D", "Heat2D")
 TIMER = r"""
 #include <stdio.h>
-#include <time.h>
-static double ht_now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t);
-                             return t.tv_sec + 1e-9 * t.tv_nsec; }
+#include "ht_timing.h"
 static double ht_best_per_call(void (*call)(void)) {
     long reps = 1;
-    for (;;) { double t0 = ht_now(); for (long k = 0; k < reps; ++k) call();
-               if (ht_now() - t0 > 0.02) break; reps *= 2; }
+    for (;;) { double t0 = now(); for (long k = 0; k < reps; ++k) call();
+               if (now() - t0 > 0.02) break; reps *= 2; }
     double best = 1e30;
-    for (int r = 0; r < 7; ++r) { double t0 = ht_now(); for (long k = 0; k < reps; ++k) call();
-                                  double dt = (ht_now() - t0) / reps; if (dt < best) best = dt; }
+    for (int r = 0; r < 7; ++r) { double t0 = now(); for (long k = 0; k < reps; ++k) call();
+                                  double dt = (now() - t0) / reps; if (dt < best) best = dt; }
     return best;
 }
 """
@@ -145,7 +144,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         rows = [bench_ivp(name, method, template, machine, args.n, Path(tmp)) for name in IVPS]
     result = {"command": "jobs/bench_forms.sh " + " ".join(sys.argv[1:]), "started": started,
-              "host": platform.node(), "cpu": _cpu(), "machine_file": str(machine),
+              "host": platform.node(), "cpu": read_host_facts().model_name, "machine_file": str(machine),
               "flags": " ".join(FLAGS), "n": args.n, "ivps": rows}
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(result, indent=1) + "\n")
@@ -157,13 +156,6 @@ def main() -> None:
               f"{r['form_ns']:.3f} | {r['ecm_ns']:.3f} | {r['real_over_form']:.2f} | "
               f"{r['form_over_ecm']:.2f} |")
     print(f"per component evaluation, n = {args.n}; written to {args.output}")
-
-
-def _cpu() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor()
 
 
 if __name__ == "__main__":

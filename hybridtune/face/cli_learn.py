@@ -32,16 +32,23 @@ def add_arguments(sub) -> None:
     evaluate.add_argument("--json", action="store_true")
 
 
-def read_frames(path: str, tables: tuple) -> dict:
+def read_frames(path: str, tables: tuple, machine_sha256: str | None = None) -> dict:
     """table -> frame of the store at path, read once and read-only; of the variant predictions
-    only what learning reads (their kernel breakdowns are the largest part of a store)."""
-    from hybridtune.learn.table import PREDICTION_COLUMNS
+    only what learning reads (their kernel breakdowns are the largest part of a store). With a
+    machine file's sha256: only the predictions whose stored feature row names it, and of the
+    measurements only what learning reads."""
+    from hybridtune.learn.table import MEASUREMENT_COLUMNS, PREDICTION_COLUMNS
     from hybridtune.store import Store
     if not Path(path).is_file():
         raise RequestError(f"--db {path}: no such store")
+    columns = {"variant_predictions": PREDICTION_COLUMNS}
+    containing = {}
+    if machine_sha256 is not None:
+        columns["measurements"] = MEASUREMENT_COLUMNS
+        containing["variant_predictions"] = ("features", machine_sha256)
     with Store.open(path, "r") as store:
-        return {table: store.frame(table, PREDICTION_COLUMNS if table == "variant_predictions"
-                                   else None) for table in tables}
+        return {table: store.frame(table, columns.get(table), containing.get(table))
+                for table in tables}
 
 
 def read_rows(path: str, machine_sha256: str | None = None):
@@ -55,18 +62,11 @@ def read_rows(path: str, machine_sha256: str | None = None):
 
 
 def machine_rows(path: str, machine_sha256: str):
-    """read_rows of one machine file, reading only the predictions whose stored feature row names
-    it and the measurement columns learning reads (everything, as read_rows does, where that finds
-    no rows of the machine file, so the error names what the store holds)."""
-    from hybridtune.learn.table import MEASUREMENT_COLUMNS, PREDICTION_COLUMNS, joined_rows
-    from hybridtune.store import Store
-    if not Path(path).is_file():
-        raise RequestError(f"--db {path}: no such store")
-    with Store.open(path, "r") as store:
-        frames = {"variant_predictions": store.frame("variant_predictions", PREDICTION_COLUMNS,
-                                                     containing=("features", machine_sha256)),
-                  "measurements": store.frame("measurements", MEASUREMENT_COLUMNS),
-                  "models": store.frame("models")}
+    """read_rows of one machine file, reading only its predictions and the measurement columns
+    learning reads (everything, as read_rows does, where that finds no rows of the machine file,
+    so the error names what the store holds)."""
+    from hybridtune.learn.table import joined_rows
+    frames = read_frames(path, ("variant_predictions", "measurements", "models"), machine_sha256)
     try:
         return joined_rows(frames["variant_predictions"], frames["measurements"],
                            machine_sha256), frames
@@ -263,8 +263,8 @@ def evaluation_lines(result) -> list[str]:
     to_best = result.hybrid_to_best
     if to_best.get("reached"):
         lines.append(f"hybrid's order reaches a variant within 1% of the best after "
-                     f"{to_best['mean']:.1f} measurements on average (median {to_best['median']:g}, at most "
-                     f"{to_best['max']}, in {to_best['reached']} of "
+                     f"{to_best['mean']:.1f} measurements on average (median "
+                     f"{to_best['median']:g}, at most {to_best['max']}, in {to_best['reached']} of "
                      f"{len(to_best['per_configuration'])} configurations): what a stop that "
                      "knew the best would measure")
     lines.extend(f"note: {note}" for note in result.notes)

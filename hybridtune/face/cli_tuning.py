@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -52,19 +53,19 @@ def cmd_predict(args) -> int:
     check_selection(args)
     scenario = load(args.scenario, "scenario")
     corrected, note = {}, ""
+    worker = contextlib.nullcontext()
     if args.corrected:
         from hybridtune.face.cli_learn import require_model
         from hybridtune.face.correction_worker import CorrectionWorker
-        path = require_model(args.db, scenario.machine.sha256)
-        with CorrectionWorker(path, scenario.machine.sha256) as worker:
-            with open_store(args.db, scenario, "predict") as store:
-                result = predict_scenario(scenario, args.n, args.threads, store, args.workers)
+        worker = CorrectionWorker(require_model(args.db, scenario.machine.sha256),
+                                  scenario.machine.sha256)
+    with worker:
+        with open_store(args.db, scenario, "predict") as store:
+            result = predict_scenario(scenario, args.n, args.threads, store, args.workers)
+        if args.corrected:
             note, corrected = worker.corrections(
                 [(r.configuration.method.name, r.configuration.ivp.name, r.configuration.n,
                   r.configuration.threads) for r in result.rankings], result.new_rankings > 0)
-    else:
-        with open_store(args.db, scenario, "predict") as store:
-            result = predict_scenario(scenario, args.n, args.threads, store, args.workers)
     out = []
     for ranking in result.rankings:
         picked = shortlist(list(ranking.predictions), scenario.strategy)
