@@ -1,4 +1,4 @@
-"""The hybrid strategy's run: per configuration a belief from the trained model (or the offline model alone), one measurement dispatched at a time per free node, the belief conditioned on each result, stopping when no variant is likely to beat the best."""
+"""The hybrid strategy's run: a belief from the trained model (or the offline model alone) over the variants of each IVP's configurations, one measurement dispatched at a time per free node, the belief conditioned on each result, each configuration stopping when no variant is likely to beat its best."""
 
 from __future__ import annotations
 
@@ -7,20 +7,27 @@ import time
 from concurrent.futures import FIRST_COMPLETED, wait
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from hybridtune.learn.hybrid import Belief, prior_belief
 from hybridtune.learn.persist import latest_models, load_model
 from hybridtune.learn.table import PREDICTION_COLUMNS, joined_rows, latest_predictions
 from hybridtune.measure.runner import MeasureOptions, measure
 
 
+MAX_TOGETHER = 4000      # candidates one belief holds at most (its covariance is their square)
+
+
 @dataclass
 class Search:
-    """One configuration's search: its belief over plan.shortlisted (all ranked variants)."""
+    """One configuration's search over plan.shortlisted (all ranked variants): their rows of a
+    belief it may share with the searches of the same IVP's other configurations."""
     index: int
     belief: Belief
     ids: list
     stop: float
     limit: int
+    start: int = 0              # the belief's row of ids[0]; ids take consecutive rows
     best: int | None = None
     best_row: dict | None = None
     busy: set = field(default_factory=set)
@@ -28,10 +35,14 @@ class Search:
     done: bool = False
     ended_by: str = ""          # why it stopped measuring
 
+    @property
+    def among(self) -> np.ndarray:
+        return np.arange(self.start, self.start + len(self.ids))
+
     def observe(self, position: int, row: dict) -> None:
         self.busy.discard(position)
         if row["status"] == "ok" and row.get("median_s") and math.isfinite(row["median_s"]):
-            self.belief.observe(position, math.log(row["median_s"]), row.get("ci_rel"))
+            self.belief.observe(self.start + position, math.log(row["median_s"]), row.get("ci_rel"))
             if self.best is None or row["median_s"] < self.best_row["median_s"]:
                 self.best, self.best_row = position, row
         else:
@@ -41,7 +52,8 @@ class Search:
         """The next variant to measure, or None (and done) when the search has ended."""
         if self.done:
             return None
-        tried = len(self.belief.observed) + len(self.excluded)
+        tried = sum(1 for i in self.belief.observed if 0 <= i - self.start < len(self.ids)) \
+            + len(self.excluded)
         if tried + len(self.busy) >= self.limit:
             self.done = not self.busy
             self.ended_by = ("the whole pool" if self.limit >= len(self.ids)
@@ -50,18 +62,21 @@ class Search:
         if self.best is not None:
             ci = self.best_row.get("ci_rel")
             chances = self.belief.chances(math.log(self.best_row["median_s"]),
-                                          ci if ci is not None and math.isfinite(ci) else 0.0)
+                                          ci if ci is not None and math.isfinite(ci) else 0.0,
+                                          self.among)
             chances[list(self.busy | self.excluded)] = 0.0
             if chances.max() < self.stop:
                 self.done = not self.busy
                 self.ended_by = f"no variant faster with probability {self.stop:g}"
                 return None
         best_log = None if self.best is None else math.log(self.best_row["median_s"])
-        pick = self.belief.next_pick(best_log, self.busy | self.excluded)
+        pick = self.belief.next_pick(best_log, {self.start + i for i in self.busy | self.excluded},
+                                     self.among)
         if pick is None:
             self.done = not self.busy
             self.ended_by = "the whole pool"
-        return pick
+            return None
+        return pick - self.start
 
 
 def prior_model(store, predictions, machine_sha256: str, hardware_id: str):
@@ -75,27 +90,58 @@ def prior_model(store, predictions, machine_sha256: str, hardware_id: str):
     return load_model(record, rows)
 
 
+def together(plans: list) -> list[list[int]]:
+    """The plans' indices grouped by method and IVP, in order, a group holding at most
+    MAX_TOGETHER candidates: the configurations one belief covers."""
+    groups: list[list[int]] = []
+    sizes: list[int] = []
+    last: dict = {}
+    for index, plan in enumerate(plans):
+        c = plan.configuration
+        key = (c.method.name, c.ivp.name)
+        size = len(plan.shortlisted)
+        group = last.get(key)
+        if group is None or sizes[group] + size > MAX_TOGETHER:
+            last[key] = group = len(groups)
+            groups.append([])
+            sizes.append(0)
+        groups[group].append(index)
+        sizes[group] += size
+    return groups
+
+
 def searches(plans: list, store, machine_sha256: str, hardware_id: str, stop: float,
              max_measurements: int | None) -> tuple[list, str]:
-    """A search per plan, its belief conditioned on the rows the store already answers."""
+    """A search per plan, the plans of one IVP sharing a belief (see together), conditioned on
+    the rows the store already answers."""
     predictions = store.frame("variant_predictions", PREDICTION_COLUMNS)
     fitted = prior_model(store, predictions, machine_sha256, hardware_id)
     latest, _, _ = latest_predictions(predictions, machine_sha256)
     features = {tuple(key): f for key, f in zip(
         latest[["method", "ivp", "n", "threads", "variant"]].itertuples(index=False),
         latest["features"])}
-    out, note = [], ""
-    for index, plan in enumerate(plans):
-        c = plan.configuration
-        ids = [p.id for p in plan.shortlisted]
-        rows = [features.get((c.method.name, c.ivp.name, c.n, c.threads, vid), {}) for vid in ids]
-        belief, note = prior_belief(fitted, ids, rows, [p.predicted_s for p in plan.shortlisted])
-        search = Search(index, belief, ids, stop, max_measurements or len(ids))
-        for position, vid in enumerate(ids):
-            if vid in plan.reused:
-                search.observe(position, plan.reused[vid])
-        out.append(search)
-    return out, note
+    found, note = {}, ""
+    for group in together(plans):
+        ids, rows, predicted, configurations = [], [], [], []
+        for index in group:
+            c = plans[index].configuration
+            for p in plans[index].shortlisted:
+                ids.append(p.id)
+                rows.append(features.get((c.method.name, c.ivp.name, c.n, c.threads, p.id), {}))
+                predicted.append(p.predicted_s)
+                configurations.append((c.n, c.threads))
+        belief, note = prior_belief(fitted, ids, rows, predicted, configurations)
+        start = 0
+        for index in group:
+            plan = plans[index]
+            mine = [p.id for p in plan.shortlisted]
+            search = Search(index, belief, mine, stop, max_measurements or len(mine), start)
+            for position, vid in enumerate(mine):
+                if vid in plan.reused:
+                    search.observe(position, plan.reused[vid])
+            found[index] = search
+            start += len(mine)
+    return [found[index] for index in range(len(plans))], note
 
 
 def run_hybrid(executor, plans: list, found: list, options: MeasureOptions, collector,

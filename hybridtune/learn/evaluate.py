@@ -162,8 +162,13 @@ def evaluate(rows: Rows, stop: float = 0.05, max_rows: int = 2000,
         trained = train.measured
         best_variant = _best_variant(trained[[tuple(k) in whole for k in
                                               trained[list(CONFIG)].itertuples(index=False)]])
-        for pool in (p for p in pools if p.key[1] == ivp):
-            hybrid_replay = replay.hybrid(pool, gp, stop)
+        mine = sorted((p for p in pools if p.key[1] == ivp), key=lambda p: p.key)
+        together = {}
+        for method in dict.fromkeys(p.key[0] for p in mine):
+            group = [p for p in mine if p.key[0] == method]
+            together.update(zip((p.key for p in group), replay.hybrid_together(group, gp, stop)))
+        for pool in mine:
+            hybrid_replay = together[pool.key]
             replays = _replays(pool, hybrid_replay, best_variant)
             numbers = {name: _numbers(pool, r) for name, r in replays.items()}
             per_config.append({"key": list(pool.key), "pool": len(pool.frame), **numbers})

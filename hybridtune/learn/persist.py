@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import uuid
 
 import numpy as np
@@ -26,7 +27,9 @@ def model_record(fitted: Fitted) -> dict:
     params = {"features": list(fitted.encoding.names), "hyper": estimator.get_params(),
               "offset_spread": fitted.offset_spread, "variant_spread": fitted.variant_spread,
               "error_covariance": list(fitted.error_covariance),
-              "levels": fitted.levels.as_list()}
+              "levels": fitted.levels.as_list(),
+              # as correlations per unit of log n and log threads: 0 for independent
+              "across": [math.exp(-rate) for rate in fitted.across]}
     if fitted.kind == "linear":
         params.update(scaler=_scaler_params(estimator.scaler_),
                       coef=estimator.ridge_.coef_.tolist(),
@@ -120,7 +123,9 @@ def _load(record: dict, rows: Rows) -> Fitted:
                   int(training["available_rows"]), 0.0, dict(record["score"]),
                   float(params["offset_spread"]), float(params["variant_spread"]),
                   tuple(float(v) for v in params["error_covariance"]),
-                  Levels.from_list(params["levels"]))
+                  Levels.from_list(params["levels"]),
+                  tuple(-math.log(value) if value > 0 else math.inf
+                        for value in map(float, params.get("across", []))))
 
 
 def latest_models(models, machine_sha256: str) -> dict:

@@ -73,21 +73,40 @@ def hybrid(pool: Pool, fitted, stop: float = STOP_PROBABILITY,
            max_measurements: int | None = None) -> Replay:
     """Expected improvement on the belief, conditioned on each measurement, until no unmeasured
     variant beats the best with probability stop."""
-    frame = pool.frame
-    belief, note = prior_belief(fitted, frame["variant"].tolist(), frame["features"].tolist(),
-                                frame["predicted_s"].to_numpy(float))
-    times, ci = pool.times, frame["ci_rel"].to_numpy(float)
-    order: list[int] = []
-    best = None
-    limit = max_measurements or len(frame)
-    while len(order) < limit:
-        if best is not None and belief.chances(math.log(times[best]), ci[best]).max() < stop:
-            break
-        pick = belief.next_pick(None if best is None else math.log(times[best]))
-        if pick is None:
-            break
-        order.append(pick)
-        belief.observe(pick, math.log(times[pick]), ci[pick])
-        if best is None or times[pick] < times[best]:
-            best = pick
-    return Replay(tuple(order), best, note)
+    return hybrid_together([pool], fitted, stop, max_measurements)[0]
+
+
+def hybrid_together(pools: list, fitted, stop: float = STOP_PROBABILITY,
+                    max_measurements: int | None = None) -> list[Replay]:
+    """hybrid on pools of one method and IVP, one after the other as a run on one node measures
+    them, with one belief: what a pool's measurements say of the same variants at the other
+    sizes carries to the pools after it."""
+    frames = [pool.frame for pool in pools]
+    starts = np.cumsum([0] + [len(frame) for frame in frames])
+    configurations = [(pool.key[2], pool.key[3]) for pool, frame in zip(pools, frames)
+                      for _ in range(len(frame))]
+    belief, note = prior_belief(fitted, sum((f["variant"].tolist() for f in frames), []),
+                                sum((f["features"].tolist() for f in frames), []),
+                                np.concatenate([f["predicted_s"].to_numpy(float) for f in frames]),
+                                configurations)
+    out = []
+    for pool, start in zip(pools, starts):
+        among = np.arange(start, start + len(pool.frame))
+        times, ci = pool.times, pool.frame["ci_rel"].to_numpy(float)
+        order: list[int] = []
+        best = None
+        limit = max_measurements or len(pool.frame)
+        while len(order) < limit:
+            if best is not None and belief.chances(math.log(times[best]), ci[best],
+                                                   among).max() < stop:
+                break
+            pick = belief.next_pick(None if best is None else math.log(times[best]), among=among)
+            if pick is None:
+                break
+            pick -= start
+            order.append(pick)
+            belief.observe(start + pick, math.log(times[pick]), ci[pick])
+            if best is None or times[pick] < times[best]:
+                best = pick
+        out.append(Replay(tuple(order), best, note))
+    return out

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from scipy.optimize import nnls
 from sklearn.base import clone
 
 from hybridtune.errors import RequestError
@@ -40,6 +41,8 @@ class Fitted:
     variant_spread: float = 0.0        # and a variant's error about that,
     error_covariance: tuple = (0.0, 0.0)   # as shared * correlation + own * identity
     levels: Levels = Levels(())       # the configuration's level the estimator's output is added to
+    across: tuple = ()                # (per log n, per log threads): how fast the errors of one
+    #                                   IVP's configurations decorrelate (none: independent)
 
     def correction(self, variants, feature_rows):
         """Mean and standard deviation of log(measured / predicted) for these rows, the errors
@@ -118,15 +121,17 @@ def centred(y: np.ndarray, keys: np.ndarray) -> np.ndarray:
 
 
 def errors_on_new_ivps(estimator, X: np.ndarray, y: np.ndarray, keys: np.ndarray,
-                       ivps: np.ndarray, feature_rows: list) -> tuple[float, float, tuple]:
+                       ivps: np.ndarray, feature_rows: list, variants: list | None = None
+                       ) -> tuple[float, float, tuple, tuple]:
     """The model's errors on an IVP it has not seen, each training IVP left out in turn (same
     hyperparameters): the robust spread (median absolute value / 0.6745) of each configuration's
-    median error and of each variant's error about its configuration's median, and that error
-    as a covariance, shared * correlation + own * identity (see error_covariance; (0, 0) for
-    a model without a correlation). Zeros with fewer than two IVPs."""
+    median error and of each variant's error about its configuration's median, that error as a
+    covariance, shared * correlation + own * identity (see error_covariance; (0, 0) for a model
+    without a correlation), and with variants how it decorrelates between the configurations of
+    one IVP (see decorrelation). Zeros with fewer than two IVPs."""
     if len(set(ivps)) < 2:
-        return 0.0, 0.0, (0.0, 0.0)
-    offsets, own, samples = [], [], []
+        return 0.0, 0.0, (0.0, 0.0), ()
+    offsets, own, samples, pairs = [], [], [], []
     for name in sorted(set(ivps)):
         out = ivps == name
         rest = np.flatnonzero(~out)
@@ -140,10 +145,59 @@ def errors_on_new_ivps(estimator, X: np.ndarray, y: np.ndarray, keys: np.ndarray
             own.append(error[mine] - offsets[-1])
             if hasattr(model, "correlation") and mine.sum() > 2:
                 samples.append((own[-1], model.correlation(X[out][mine])))
+        if variants is not None:
+            positions = np.flatnonzero(out)
+            pairs += configuration_pairs(error, keys[out], [variants[i] for i in positions],
+                                         [feature_rows[i] for i in positions])
     robust = 1 / 0.6745
     return (float(np.median(np.abs(offsets))) * robust,
             float(np.median(np.abs(np.concatenate(own)))) * robust,
-            error_covariance(samples))
+            error_covariance(samples), decorrelation(pairs))
+
+
+MIN_PAIRED = 8           # variants two configurations must share for their errors' correlation
+
+
+def configuration_pairs(error: np.ndarray, keys: np.ndarray, variants: list,
+                        feature_rows: list) -> list:
+    """Per two configurations of one IVP with MIN_PAIRED variants in common: their distance in
+    log n and log threads, the correlation of those variants' errors (each about its
+    configuration's median) and how many there are."""
+    by_key: dict = {}
+    for position, key in enumerate(keys):
+        by_key.setdefault(key, {})[variants[position]] = position
+    configs = sorted(by_key)
+    pairs = []
+    for i, first in enumerate(configs):
+        for second in configs[i + 1:]:
+            common = sorted(set(by_key[first]) & set(by_key[second]))
+            if len(common) < MIN_PAIRED:
+                continue
+            a = error[[by_key[first][v] for v in common]]
+            b = error[[by_key[second][v] for v in common]]
+            if a.std() == 0 or b.std() == 0:
+                continue
+            fa, fb = feature_rows[by_key[first][common[0]]], feature_rows[by_key[second][common[0]]]
+            pairs.append((abs(math.log(fa["n"] / fb["n"])),
+                          abs(math.log((fa.get("threads") or 1) / (fb.get("threads") or 1))),
+                          float(np.corrcoef(a - np.median(a), b - np.median(b))[0, 1]),
+                          len(common)))
+    return pairs
+
+
+def decorrelation(pairs) -> tuple:
+    """(per log n, per log threads) of correlation = exp(-a |log n/n'| - b |log t/t'|), fitted
+    to the pairs' correlations (clipped to [0.05, 0.99]) by least squares on their logs, each
+    pair weighted by its count; () without pairs (configurations taken as independent)."""
+    if not pairs:
+        return ()
+    distances = np.array([(d_n, d_t) for d_n, d_t, _, _ in pairs])
+    decay = -np.log(np.clip([r for _, _, r, _ in pairs], 0.05, 0.99))
+    weights = np.sqrt([count for *_, count in pairs])
+    rates, _ = nnls(distances * weights[:, None], decay * weights)
+    if not np.all(distances.any(axis=0)):       # a distance no pair spans: unknown, independent
+        rates[~distances.any(axis=0)] = math.inf
+    return tuple(float(r) for r in rates)
 
 
 def error_covariance(samples) -> tuple[float, float]:
@@ -188,14 +242,14 @@ def fit(rows: Rows, kind: str, max_rows: int = MAX_ROWS, seed: int = 0) -> Fitte
     target = centred(y, keys)
     start = time.perf_counter()
     estimator = _estimator(kind, X, target, seed)
-    offset, own, covariance = errors_on_new_ivps(estimator, X, y, keys, used["ivp"].to_numpy(),
-                                                 features)
+    offset, own, covariance, across = errors_on_new_ivps(
+        estimator, X, y, keys, used["ivp"].to_numpy(), features, variants)
     seconds = time.perf_counter() - start
     provenance = tuple(zip(used["code_sha256"], used["build_id"], used["hardware_id"]))
     return Fitted(kind, estimator, encoding, rows.feature_schema, rows.machine_sha256, hardware,
                   tuple(used["row_id"]), provenance, len(measured), seconds,
                   {"r2_in_sample": float(estimator.score(X, target))}, offset, own, covariance,
-                  levels_of(y, keys, features))
+                  levels_of(y, keys, features), across)
 
 
 def configuration_keys(frame: pd.DataFrame) -> np.ndarray:

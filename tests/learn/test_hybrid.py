@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -12,7 +13,8 @@ from sklearn.gaussian_process.kernels import ConstantKernel, Matern
 
 from hybridtune.learn import replay
 from hybridtune.learn.evaluate import whole_pools
-from hybridtune.learn.hybrid import DEFAULT_SPREAD, STOP_PROBABILITY, Belief, prior_belief
+from hybridtune.learn.hybrid import (DEFAULT_SPREAD, STOP_PROBABILITY, Belief,
+                                     across_configurations, prior_belief)
 from hybridtune.learn.table import Rows
 from hybridtune.learn.train import fit
 
@@ -127,6 +129,51 @@ def test_hybrid_replay_stops_before_the_whole_pool_and_chooses_a_measured_varian
     assert belief.chances(math.log(times[result.chosen]), ci).max() < STOP_PROBABILITY
     capped = replay.hybrid(pool, gp_without_cusp, max_measurements=3)
     assert capped.order == result.order[:3]
+
+
+def test_across_configurations_decays_with_the_distance_in_size_and_threads():
+    configurations = [(600, 1), (600, 1), (6000, 1), (600, 2)]
+    together = across_configurations((0.5, np.inf), configurations)
+    np.testing.assert_allclose(together[0], [1.0, 1.0, np.exp(-0.5 * np.log(10)), 0.0])
+    np.testing.assert_allclose(together, together.T)
+    np.testing.assert_array_equal(across_configurations((), configurations)[0], [1, 1, 0, 0])
+
+
+def test_a_measurement_moves_the_same_variant_at_another_size_only_with_a_learnt_correlation(
+        fixture_rows, gp_without_cusp):
+    pools = [_pool(fixture_rows, ("radauIIA7", "Cusp", n, 1)) for n in (600, 6000)]
+    frames = [p.frame for p in pools]
+    variants = sum((f["variant"].tolist() for f in frames), [])
+    features = sum((f["features"].tolist() for f in frames), [])
+    predicted = np.concatenate([f["predicted_s"].to_numpy(float) for f in frames])
+    configurations = [(p.key[2], 1) for p in pools for _ in range(len(p.frame))]
+    assert gp_without_cusp.across and 0 < gp_without_cusp.across[0] < np.inf
+    first = len(frames[0])
+    twin = first + variants[first:].index(variants[0])     # variant 0 at the other size
+    moved = {}
+    for name, fitted in (("learnt", gp_without_cusp),
+                         ("independent", dataclasses.replace(gp_without_cusp, across=()))):
+        belief, note = prior_belief(fitted, variants, features, predicted, configurations)
+        before = belief.posterior()[0][twin]
+        belief.observe(0, belief.mean[0] + 0.5, 0.01)
+        moved[name] = belief.posterior()[0][twin] - before
+        if name == "learnt":
+            assert "tenfold size of the same IVP" in note
+    assert moved["learnt"] > 0.1
+    # left alone it moves only as far as the Gaussian process's own correlation carries
+    assert moved["independent"] < moved["learnt"] / 2
+
+
+def test_hybrid_together_carries_one_pools_measurements_to_the_next(fixture_rows, gp_without_cusp):
+    pools = [_pool(fixture_rows, ("radauIIA7", "Cusp", n, 1)) for n in (600, 6000)]
+    alone = [replay.hybrid(pool, gp_without_cusp) for pool in pools]
+    together = replay.hybrid_together(pools, gp_without_cusp)
+    # the first pool is searched as it is alone; the second knows what the first measured
+    assert together[0].order == alone[0].order
+    assert together[1].order != alone[1].order
+    for pool, result in zip(pools, together):
+        assert result.chosen in result.order and len(set(result.order)) == len(result.order)
+        assert pool.times[result.chosen] == min(pool.times[list(result.order)])
 
 
 def _toy_pool() -> replay.Pool:

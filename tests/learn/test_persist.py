@@ -78,6 +78,7 @@ def test_a_model_read_back_from_the_store_gives_the_same_corrections(fitted, fix
     np.testing.assert_allclose(mean, expected_mean, rtol=1e-8, atol=1e-12)
     np.testing.assert_allclose(std, expected_std, rtol=1e-8, atol=1e-12)
     assert np.all(std > 0)
+    np.testing.assert_allclose(loaded.across, fitted[kind].across, rtol=1e-12)
 
 
 def _rows_of(fixture_rows, **changes) -> Rows:

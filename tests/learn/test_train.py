@@ -10,7 +10,7 @@ from hybridtune.errors import RequestError
 from hybridtune.learn.table import Rows
 from hybridtune.learn.encode import regime
 from hybridtune.learn.table import POOL_MEDIAN
-from hybridtune.learn.train import (MIN_ROWS, error_covariance, fit, pool_offsets, pool_targets,
+from hybridtune.learn.train import (MIN_ROWS, configuration_pairs, decorrelation, error_covariance, fit, pool_offsets, pool_targets,
                                     stratified_sample)
 
 
@@ -125,6 +125,33 @@ def test_error_covariance_recovers_the_shared_and_the_own_part_of_sampled_errors
     shared, own = error_covariance(independent)
     assert shared < 0.005 and abs(own - 0.04) < 0.006, (shared, own)
     assert error_covariance([]) == (0.0, 0.0)
+
+
+def test_configuration_pairs_correlate_the_same_variants_errors_between_configurations():
+    generator = np.random.default_rng(5)
+    common = generator.normal(0, 0.2, size=40)
+    error = np.concatenate([common + 1.0, common * 0.5 - 2.0, generator.normal(size=40)])
+    keys = np.array(["a"] * 40 + ["b"] * 40 + ["c"] * 40)
+    variants = [f"v{i}" for i in range(40)] * 3
+    features = [{"n": 600, "threads": 1}] * 40 + [{"n": 6000, "threads": 1}] * 40 \
+        + [{"n": 600, "threads": 2}] * 40
+    pairs = {(round(d_n, 6), round(d_t, 6)): (r, count)
+             for d_n, d_t, r, count in configuration_pairs(error, keys, variants, features)}
+    # a and b: the same errors scaled and shifted; a and c: unrelated
+    assert pairs[(round(np.log(10), 6), 0.0)] == (pytest.approx(1.0), 40)
+    assert abs(pairs[(0.0, round(np.log(2), 6))][0]) < 0.4
+    assert len(pairs) == 3
+    # too few variants in common: no pair
+    assert configuration_pairs(error[:10], keys[:10], variants[:10], features[:10]) == []
+
+
+def test_decorrelation_recovers_the_rates_and_leaves_an_unspanned_distance_independent():
+    pairs = [(d_n, d_t, float(np.exp(-0.3 * d_n - 1.2 * d_t)), 50)
+             for d_n in (0.0, 2.3, 4.6) for d_t in (0.0, 0.69) if d_n or d_t]
+    np.testing.assert_allclose(decorrelation(pairs), (0.3, 1.2), rtol=1e-6)
+    rate_n, rate_threads = decorrelation([(2.3, 0.0, 0.5, 40), (4.6, 0.0, 0.25, 40)])
+    assert rate_n == pytest.approx(np.log(2) / 2.3) and rate_threads == np.inf
+    assert decorrelation([]) == ()
 
 
 def test_pool_targets_are_log_measured_over_the_pools_median_prediction():
