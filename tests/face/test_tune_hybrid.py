@@ -1,4 +1,4 @@
-"""tune --strategy hybrid: the offline model as prior without a trained model, the trained Gaussian process with one, the stopping rule, --max-measurements, two emulated nodes, bad input."""
+"""tune --strategy hybrid: the offline model as prior without a trained model, the trained Gaussian process with one (shared by an IVP's sizes), the stopping rule, --max-measurements, two emulated nodes, bad input."""
 
 from __future__ import annotations
 
@@ -87,6 +87,27 @@ def test_a_trained_model_is_the_prior_and_fewer_variants_are_measured(fixture_co
     for record in result["configurations"]:
         mine = frame[(frame.ivp == record["ivp"]) & (frame.n == 6000)]
         assert record["chosen"]["id"] in set(mine.id)
+
+
+def test_an_ivps_sizes_share_the_trained_belief_and_each_ends_on_its_own(fixture_copy):
+    as_if_measured_here(fixture_copy)
+    trained = run([str(BIN / "hybridtune"), "train", "--db", str(fixture_copy), "--kind", "gp"])
+    assert trained.returncode == 0, trained.stderr
+    before = len(measurement_rows(fixture_copy))
+    done = run([str(BIN / "hybridtune"), "tune", SCENARIO, "--db", str(fixture_copy), "--budget",
+                "0.2", "--strategy", "hybrid", "--fresh", "--head", "0", "--json"])
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    # the model learnt how its errors at n = 600 and 6000 of one IVP correlate, and says so
+    assert any("with the same variant at a tenfold size of the same IVP" in note
+               for note in result["notes"]), result["notes"]
+    records = result["configurations"]
+    assert sorted((r["ivp"], r["n"]) for r in records) == sorted(
+        (ivp, n) for ivp in ("Cusp", "InverterChain", "Medakzo", "Wave1D") for n in (600, 6000))
+    for record in records:
+        assert 1 <= record["measured_now"] <= 32
+        assert record["ended_by"]
+    assert measured_once(fixture_copy, before)
 
 
 def test_max_measurements_caps_every_configuration(fixture_copy):
