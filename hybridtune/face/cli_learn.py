@@ -255,6 +255,11 @@ def evaluation_lines(result) -> list[str]:
                  for name in ("offline", "trivial", "linear", "gp")]
         lines.append(f"  {ivp:<14} {', '.join(parts)}  ({a['rows']} rows; trained on "
                      f"{a['training_rows']})")
+    other = [f"{ivp} {a['gp_other_sizes']['median_rel_error']:.3f}"
+             for ivp, a in result.accuracy.items() if "gp_other_sizes" in a]
+    if other:
+        lines.append("  gp on a size or thread count never measured, the IVP's other "
+                     f"configurations measured (median relative error): {', '.join(other)}")
     shares = result.first_pick
     lines.append(f"first variant measured within 5% of the best: hybrid "
                  f"{100 * shares.get('hybrid', 0):.0f}%, offline top-1 "

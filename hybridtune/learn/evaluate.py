@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -14,7 +14,8 @@ from hybridtune.learn import metrics, replay
 from hybridtune.learn.encode import regime
 from hybridtune.learn.table import CONFIG, Rows
 from hybridtune.learn.tpe import optuna_module, tpe
-from hybridtune.learn.train import MIN_ROWS, fit
+from hybridtune.learn.level import Levels, levels_of
+from hybridtune.learn.train import MIN_ROWS, configuration_keys, fit, pool_targets
 
 WHOLE_POOL = 0.95        # a configuration with ok measurements of this share of its pool
 RANDOM_SEEDS = 20
@@ -22,6 +23,7 @@ TPE_SEEDS = 5
 FIRST_WITHIN = 0.05
 LOSS_WITHIN = 0.01       # a loss this small counts as finding the best
 CURVE = 64               # best-found curves over the first this many measurements
+OTHER_SIZES = "gp_other_sizes"  # the left-out IVP's other configurations measured
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,24 @@ def whole_pools(rows: Rows) -> list[replay.Pool]:
             pools.append(replay.Pool(tuple(key), measured.reset_index(drop=True).assign(
                 ci_rel=measured["ci_rel"].fillna(0.0).to_numpy())))
     return pools
+
+
+def _with_other_sizes(gp, test: pd.DataFrame) -> np.ndarray:
+    """The Gaussian process's correction of each configuration of the left-out IVP with the
+    levels of its other configurations known, as after measuring them: what it is for a size
+    (or thread count) never measured of an IVP that was."""
+    features = test["features"].tolist()
+    keys = configuration_keys(test)
+    own = levels_of(pool_targets(test), keys, features).points
+    out = np.empty(len(test))
+    for key in sorted(set(keys)):
+        mine = np.flatnonzero(keys == key)
+        first = features[mine[0]]
+        here = (float(first.get("threads", 1) or 1), float(first["n"]))
+        levels = Levels(gp.levels.points + tuple(p for p in own if (p[1], p[2]) != here))
+        out[mine] = replace(gp, levels=levels).correction(
+            test["variant"].iloc[mine].tolist(), [features[i] for i in mine])[0]
+    return out
 
 
 def _best_variant(train: pd.DataFrame) -> str:
@@ -149,7 +169,8 @@ def evaluate(rows: Rows, stop: float = 0.05, max_rows: int = 2000,
         predicted = test["predicted_s"].to_numpy(float)
         corrected = {"offline": predicted, "trivial": predicted * math.exp(trivial),
                      "linear": predicted * np.exp(linear.correction(variants, features)[0]),
-                     "gp": predicted * np.exp(gp.correction(variants, features)[0])}
+                     "gp": predicted * np.exp(gp.correction(variants, features)[0]),
+                     OTHER_SIZES: predicted * np.exp(_with_other_sizes(gp, test))}
         accuracy[ivp] = {"rows": len(test), "training_rows": len(gp.row_ids),
                          **_accuracy(test, corrected)}
         spread = gp.correction(variants, features)[1]

@@ -6,7 +6,7 @@ import math
 from html import escape
 
 RUNS_SHOWN = 40
-PREDICTORS = ("offline", "trivial", "linear", "gp")
+PREDICTORS = ("offline", "trivial", "linear", "gp", "gp_other_sizes")
 STYLE = """
 body { font-family: sans-serif; margin: 2em auto; max-width: 1400px; padding: 0 1em; color: #222; }
 table { border-collapse: collapse; margin: 0.5em 0 1.2em 0; font-size: 0.92em; }
@@ -64,10 +64,13 @@ def _evaluation(evaluation) -> str:
     for ivp, a in evaluation.accuracy.items():
         rows.append([ivp, a["rows"], a["training_rows"]]
                     + [f"{_number(a[p]['median_rel_error'], '.3f')} / "
-                       f"{_number(a[p]['kendall_tau'], '.2f')}" for p in PREDICTORS])
+                       f"{_number(a[p]['kendall_tau'], '.2f')}" if p in a else "–"
+                       for p in PREDICTORS])
     parts += ["<h2>Accuracy on the left-out IVP</h2>\n<p>Median relative error / mean Kendall "
               "tau over the IVP's configurations, of the offline prediction and of the "
-              "corrections trained without the IVP.</p>\n",
+              "corrections trained without the IVP; gp_other_sizes: the Gaussian process with "
+              "the level of each configuration taken from the IVP's other configurations, as for "
+              "a size or thread count never measured of an IVP that was.</p>\n",
               _table(["IVP", "rows", "training rows"] + list(PREDICTORS), rows)]
     shares = evaluation.first_pick
     parts.append("<h2>First pick</h2>\n<p>The first variant measured was within 5% of the best "

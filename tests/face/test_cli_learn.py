@@ -101,12 +101,14 @@ def test_evaluate_json_scores_every_strategy(capsys, copy):
     assert strategies["RunAll"]["measured_mean"] == 32 and strategies["RunAll"]["loss_pct_max"] == 0
     assert set(result["accuracy"]) == {"Cusp", "InverterChain", "Medakzo", "Wave1D"}
     for accuracy in result["accuracy"].values():
-        assert set(accuracy) == {"rows", "training_rows", "offline", "trivial", "linear", "gp"}
+        assert set(accuracy) == {"rows", "training_rows", "offline", "trivial", "linear", "gp",
+                                 "gp_other_sizes"}
     assert len(result["configurations"]) == 8 and result["notes"] == []
     code, text, err = run(capsys, "evaluate", "--db", str(copy))
     assert code == 0, err
     assert text.startswith("strategies on 8 whole-pool configurations")
     assert "left-out IVP accuracy" in text and "first variant measured within 5%" in text
+    assert "gp on a size or thread count never measured" in text
     assert _models(copy).empty       # evaluate trains its own models and stores none
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -9,8 +10,10 @@ import pandas as pd
 import pytest
 
 from hybridtune.errors import RequestError
-from hybridtune.learn.evaluate import evaluate, whole_pools
+from hybridtune.learn.evaluate import _with_other_sizes, evaluate, whole_pools
+from hybridtune.learn.level import Levels, levels_of
 from hybridtune.learn.table import Rows
+from hybridtune.learn.train import configuration_keys, fit, pool_targets
 
 IVPS = ("Cusp", "InverterChain", "Medakzo", "Wave1D")
 SUMMARY = {"configurations", "measured_mean", "loss_pct_max", "loss_pct_mean", "frac_loss_le_1pct",
@@ -64,6 +67,33 @@ def test_accuracy_per_left_out_ivp_with_models_trained_on_the_others(evaluation,
             assert -1 <= accuracy[name]["kendall_tau"] <= 1
         # the trivial correction scales every time alike: it keeps the offline ranking
         assert accuracy["trivial"]["kendall_tau"] == pytest.approx(accuracy["offline"]["kendall_tau"])
+        # with the IVP's other size measured only each configuration's level changes
+        other = accuracy["gp_other_sizes"]
+        assert other["kendall_tau"] == pytest.approx(accuracy["gp"]["kendall_tau"])
+        assert other["median_rel_error"] != accuracy["gp"]["median_rel_error"]
+
+
+def test_the_other_sizes_correction_takes_each_level_from_the_ivps_other_configuration(
+        fixture_rows):
+    frame = fixture_rows.frame
+    train = Rows(frame[frame["ivp"] != "Cusp"], fixture_rows.feature_schema,
+                 fixture_rows.machine_sha256)
+    gp = fit(train, "gp")
+    test = fixture_rows.measured[fixture_rows.measured["ivp"] == "Cusp"].reset_index(drop=True)
+    correction = _with_other_sizes(gp, test)
+    features = test["features"].tolist()
+    own = levels_of(pool_targets(test), configuration_keys(test), features)
+    for n, other in ((600, 6000), (6000, 600)):
+        mine = np.flatnonzero(test["n"].to_numpy() == n)
+        rows = [features[i] for i in mine]
+        expected = Levels(gp.levels.points + tuple(p for p in own.points if p[2] == other))
+        # Cusp's level at the other size, moved as the training IVPs' levels move between them
+        assert expected.at(1, n, "Cusp") == pytest.approx(
+            own.at(1, other, "Cusp") + np.median([gp.levels.at(1, n, i) - gp.levels.at(1, other, i)
+                                                  for i in ("InverterChain", "Medakzo", "Wave1D")]))
+        np.testing.assert_allclose(
+            correction[mine], dataclasses.replace(gp, levels=expected).correction(
+                test["variant"].iloc[mine].tolist(), rows)[0])
 
 
 def test_per_configuration_numbers_and_curves(evaluation, fixture_rows):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from hybridtune.learn.level import IVP_NAME, Levels, levels_of
 
@@ -46,3 +47,17 @@ def test_levels_of_training_rows_is_each_configurations_median_and_survives_a_ro
     assert levels.points == (("Cusp", 1.0, 600.0, 1.0), ("", 2.0, 600.0, 6.0))
     assert Levels.from_list(levels.as_list()) == levels
     assert Levels.from_list([[1, 600, 0.5]]).points == (("", 1.0, 600.0, 0.5),)
+
+
+def test_an_ivp_trained_on_at_another_size_moves_its_level_as_the_other_ivps_move():
+    levels = Levels((("Cusp", 1.0, 600.0, 0.5), ("Wave1D", 1.0, 600.0, 0.1),
+                     ("Wave1D", 1.0, 6000.0, -0.3), ("Medakzo", 1.0, 600.0, 0.0),
+                     ("Medakzo", 1.0, 6000.0, -0.2), ("Heat2D", 1.0, 6000.0, 2.0)))
+    # Cusp at 6000: its level at 600 moved by the median change of Wave1D (-0.4) and Medakzo (-0.2)
+    assert levels.at(1, 6000, "Cusp") == pytest.approx(0.5 - 0.3)
+    # at 2 threads the nearest of Cusp's is still 1 thread, n 600; nobody has 2 threads: as before
+    assert levels.at(2, 6000, "Cusp") == levels.at(2, 6000)
+    # Heat2D at 600 moves its 6000 level the other way
+    assert levels.at(1, 600, "Heat2D") == pytest.approx(2.0 + 0.3)
+    # an IVP never trained on takes the nearest configurations of every IVP, as before
+    assert levels.at(1, 6000, "InverterChain") == np.median([-0.3, -0.2, 2.0])
