@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
 
 from hybridtune.describe import library
@@ -76,7 +77,10 @@ def load_named(kind: str, ref: str, base: Path, where: Node | None = None):
             if ref.lower() in (a.lower() for a in ivp.aliases) or ref.lower() == ivp.name.lower():
                 return ivp
     known = ", ".join(files) or "none"
-    expected = f"a {kind} file path or a library name ({known})"
+    article = "an" if kind[0] in "aeiou" else "a"
+    close = difflib.get_close_matches(ref, list(files), n=1)
+    expected = (f"{article} {kind.upper() if kind == 'ivp' else kind} file path or a library name "
+                f"({known})" + (f"; did you mean {close[0]!r}?" if close else ""))
     if where is not None:
         raise where.error(expected, value=ref)
     raise DescriptionError(None, kind, ref, expected)

@@ -39,6 +39,8 @@ def read_frames(path: str, tables: tuple, machine_sha256: str | None = None) -> 
     measurements only what learning reads."""
     from hybridtune.learn.table import MEASUREMENT_COLUMNS, PREDICTION_COLUMNS
     from hybridtune.store import Store
+    if Path(path).is_dir():
+        raise RequestError(f"--db {path}: expected a store file, found a directory")
     if not Path(path).is_file():
         raise RequestError(f"--db {path}: no such store")
     columns = {"variant_predictions": PREDICTION_COLUMNS}
@@ -110,10 +112,12 @@ def cmd_train(args) -> int:
         kernel = (f"; kernel {params['constant']:.3g} * Matern(length {params['length_scale']:.3g}, "
                   f"nu {params['hyper']['nu']}) + white {params['noise_level']:.3g}"
                   if model.kind == "gp" else f"; residual spread {params['residual_std']:.3g}")
-        sampled = (f"a stratified sample of {len(model.row_ids)} of {model.available_rows}"
-                   if len(model.row_ids) < model.available_rows else f"all {len(model.row_ids)}")
-        print(f"{model.kind}: fitted on {sampled} measured variants (by IVP, size regime and "
-              f"threads), {len(model.encoding.names)} features{kernel}; in-sample R^2 "
+        sampled = (f"a stratified sample of {len(model.row_ids)} of {model.available_rows} "
+                   "measured variants (by IVP, size regime and threads)"
+                   if len(model.row_ids) < model.available_rows
+                   else f"all {len(model.row_ids)} measured variants")
+        print(f"{model.kind}: fitted on {sampled} of hardware {model.hardware_id[:12]}, "
+              f"{len(model.encoding.names)} features{kernel}; in-sample R^2 "
               f"{model.score['r2_in_sample']:.2f}; {model.seconds:.1f} s; model {record['model_id']}")
     print(f"stored in {args.db} (machine file {rows.machine_sha256[:12]}, feature schema "
           f"{rows.feature_schema})")

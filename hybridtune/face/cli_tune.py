@@ -189,6 +189,7 @@ def analysis_note(job) -> str:
 
 
 def _finish(result, strategy, args) -> int:
+    from hybridtune.describe.library import default_store
     from hybridtune.report.ranking import configuration_title
     from hybridtune.report.tuning import chosen_line, thread_notes
     out = sys.stderr if args.json else sys.stdout
@@ -206,6 +207,9 @@ def _finish(result, strategy, args) -> int:
           f"{result.t_measure_s:.1f} s, wall {result.wall_s:.1f} s"
           + (f"; {left} variant(s) not measured before the time limit: rerun to continue"
              if left else ""), file=out, flush=True)
+    print(f"stored in {args.db or default_store()}: `hybridtune export SCENARIO --tuned --db "
+          "FILE -o DIR` writes the tuned solver, `hybridtune report --db FILE -o DIR` the report",
+          file=out, flush=True)
     if args.json:
         print(json.dumps({"configurations": records, "complete": result.complete,
                           "t_predict_s": result.t_predict_s, "t_plan_s": result.t_plan_s,

@@ -81,13 +81,18 @@ class Search:
 
 def prior_model(store, predictions, machine_sha256: str, hardware_id: str):
     """The stored Gaussian process for this machine file and hardware, with the store's rows
-    (predictions: the store's variant_predictions frame), or None."""
+    (predictions: the store's variant_predictions frame), or None and why not."""
     models = store.frame("models")
     record = latest_models(models, machine_sha256).get("gp") if not models.empty else None
-    if record is None or record["hardware_id"] != hardware_id:
-        return None
+    if record is None:
+        return None, (f"the store has no Gaussian process for machine file {machine_sha256[:12]}: "
+                      "`hybridtune train --db FILE` fits one on its measurements")
+    if record["hardware_id"] != hardware_id:
+        return None, (f"the store's Gaussian process for this machine file was trained on "
+                      f"measurements of hardware {record['hardware_id'][:12]}, this host is "
+                      f"{hardware_id[:12]}: measure here (tune), then `hybridtune train`")
     rows = joined_rows(predictions, store.frame("measurements"), machine_sha256, hardware_id)
-    return load_model(record, rows)
+    return load_model(record, rows), ""
 
 
 def together(plans: list) -> list[list[int]]:
@@ -115,7 +120,7 @@ def searches(plans: list, store, machine_sha256: str, hardware_id: str, stop: fl
     """A search per plan, the plans of one IVP sharing a belief (see together), conditioned on
     the rows the store already answers."""
     predictions = store.frame("variant_predictions", PREDICTION_COLUMNS)
-    fitted = prior_model(store, predictions, machine_sha256, hardware_id)
+    fitted, why_not = prior_model(store, predictions, machine_sha256, hardware_id)
     latest, _, _ = latest_predictions(predictions, machine_sha256)
     features = {tuple(key): f for key, f in zip(
         latest[["method", "ivp", "n", "threads", "variant"]].itertuples(index=False),
@@ -141,7 +146,8 @@ def searches(plans: list, store, machine_sha256: str, hardware_id: str, stop: fl
                     search.observe(position, plan.reused[vid])
             found[index] = search
             start += len(mine)
-    return [found[index] for index in range(len(plans))], note
+    return [found[index] for index in range(len(plans))], \
+        note + (f" ({why_not})" if why_not else "")
 
 
 def run_hybrid(executor, plans: list, found: list, options: MeasureOptions, collector,

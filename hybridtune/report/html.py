@@ -44,7 +44,7 @@ def strategy_rows(strategies: dict) -> list:
         low, high = s["score_interval"]
         rows.append([name, f"{s['measured_mean']:.1f}", f"{s['loss_pct_max']:.1f}%",
                      f"{s['loss_pct_mean']:.2f}%", f"{100 * s['frac_loss_le_1pct']:.0f}%",
-                     f"{s['overhead_pct_mean']:.1f}%", f"{s['gain_pct_mean']:.1f}%",
+                     f"{s['overhead_pct_mean']:.1f}%", f"{round(s['gain_pct_mean'], 1) + 0.0:.1f}%",
                      f"{s['score']:.2f}", f"[{low:.2f}, {high:.2f}]"])
     return rows
 

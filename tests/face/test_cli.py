@@ -71,7 +71,8 @@ def test_solve_with_method_and_ivp_paths(capsys):
     (["-n", "10"], "n = 10 is not valid: expected n a multiple of 3"),
     (["-n", "30", "--steps", "0"], "expected a positive number of steps"),
     (["-n", "30", "--t1", "-1"], "expected finite t0 < t1"),
-    (["-n", "30", "--ivp", "Nope"], "expected a ivp file path or a library name"),
+    (["-n", "30", "--ivp", "Nope"], "expected an IVP file path or a library name"),
+    (["-n", "30", "--ivp", "Medakso"], "; did you mean 'Medakzo'?"),
     (["-n", "30", "--t1", "1.0", "--steps", "2"], "beyond the explicit PIRK step's stability"),
 ])
 def test_solve_bad_requests_write_nothing(capsys, tmp_path, argv, message):

@@ -19,6 +19,14 @@ LEARN = PROJECT_ROOT / "tests" / "data" / "learn"
 SCENARIO = str(LEARN / "learn.scenario.yaml")
 
 
+def _fixture_hardware() -> str:
+    with Store.open(LEARN / "fixture.h5", "r") as store:
+        return store.frame("measurements")["hardware_id"].value_counts().index[0]
+
+
+FIXTURE_HARDWARE = _fixture_hardware()
+
+
 @pytest.fixture
 def fixture_copy(tmp_path):
     """The learning fixture (every variant of skeleton F measured on four IVPs at n 600 and 6000,
@@ -63,11 +71,26 @@ def test_without_a_model_the_offline_model_is_the_prior_and_says_so(fixture_copy
     result = json.loads(done.stdout)
     assert any("the offline model itself" in note for note in result["notes"])
     assert "the offline model itself with a spread of 0.5" in done.stderr
+    assert "the store has no Gaussian process for machine file" in done.stderr
     for record in result["configurations"]:
         assert record["strategy"] == "hybrid:0.05" and record["pool"] == 32
         assert 1 <= record["measured_now"] <= 32
         assert record["chosen"]["id"] in record["shortlisted"]
     assert measured_once(fixture_copy, before)
+
+
+@pytest.mark.skipif(FIXTURE_HARDWARE == hardware_identity()["hardware_id"],
+                    reason="runs on the host the fixture was measured on")
+def test_a_model_of_other_hardware_is_no_prior_and_the_output_says_whose_it_is(fixture_copy):
+    # a model of the fixture's host (all of its measurements) is no prior here, and it says so
+    trained = run([str(BIN / "hybridtune"), "train", "--db", str(fixture_copy), "--kind", "gp"])
+    assert trained.returncode == 0, trained.stderr
+    done = hybrid(fixture_copy, "--max-measurements", "1")
+    assert done.returncode == 0, done.stderr
+    assert "the offline model itself" in done.stderr
+    assert ("Gaussian process for this machine file was trained on measurements of hardware "
+            f"{FIXTURE_HARDWARE[:12]}, this host is {hardware_identity()['hardware_id'][:12]}"
+            in done.stderr)
 
 
 def test_a_trained_model_is_the_prior_and_fewer_variants_are_measured(fixture_copy):
