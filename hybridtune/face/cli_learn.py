@@ -176,9 +176,10 @@ def corrections_of(prepared: tuple, configurations) -> tuple[str, dict]:
     note = f"{fitted.kind} model {model_id[:12]} fitted on {len(fitted.row_ids)} measured variants"
     if fitted.offset_spread:
         factor = math.exp(Z95 * fitted.offset_spread)
-        note += (f"; the intervals hold its error on an IVP it has not measured, most of it (a "
-                 f"factor of about {factor:.1f} either way) common to all variants of a "
-                 "configuration, so their order is surer than the intervals' width")
+        note += ("; on a configuration it was trained on the intervals are its own; elsewhere "
+                 "they hold its error on an IVP it has not measured, most of it (a factor of "
+                 f"about {factor:.1f} either way) common to all variants of a configuration, so "
+                 "their order is surer than the intervals' width")
     return note, out
 
 

@@ -77,6 +77,19 @@ class Levels:
             out[position] = cache[key]
         return out
 
+    def trained(self, feature_rows) -> np.ndarray:
+        """Per feature row whether its IVP was trained on at its thread count within SAME_SIZE
+        of its n (its level is its own)."""
+        cache: dict = {}
+        out = np.zeros(len(feature_rows), bool)
+        for position, features in enumerate(feature_rows):
+            key = (float(features.get("threads", 1) or 1), float(features["n"]),
+                   str(features.get(IVP_NAME, "")))
+            if key not in cache:
+                cache[key] = bool(key[2]) and bool(self._near(*key))
+            out[position] = cache[key]
+        return out
+
     def as_list(self) -> list:
         return [list(p) for p in self.points]
 

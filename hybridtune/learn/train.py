@@ -45,12 +45,14 @@ class Fitted:
     #                                   IVP's configurations decorrelate (none: independent)
 
     def correction(self, variants, feature_rows):
-        """Mean and standard deviation of log(measured / predicted) for these rows, the errors
-        the model makes on an IVP it has not seen included."""
+        """Mean and standard deviation of log(measured / predicted) for these rows: on a
+        configuration it was trained on, the estimator's own; elsewhere with the errors the model
+        makes on an IVP it has not seen."""
         mean, std = self.estimator.predict(self.encoding.matrix(variants, feature_rows),
                                            return_std=True)
+        unseen = np.sqrt(std ** 2 + self.offset_spread ** 2 + self.variant_spread ** 2)
         return (self.levels.of(feature_rows) + mean - pool_offsets(feature_rows),
-                np.sqrt(std ** 2 + self.offset_spread ** 2 + self.variant_spread ** 2))
+                np.where(self.levels.trained(feature_rows), std, unseen))
 
 
 def pool_offsets(feature_rows) -> np.ndarray:

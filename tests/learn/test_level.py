@@ -61,3 +61,9 @@ def test_an_ivp_trained_on_at_another_size_moves_its_level_as_the_other_ivps_mov
     assert levels.at(1, 600, "Heat2D") == pytest.approx(2.0 + 0.3)
     # an IVP never trained on takes the nearest configurations of every IVP, as before
     assert levels.at(1, 6000, "InverterChain") == np.median([-0.3, -0.2, 2.0])
+
+
+def test_trained_marks_the_rows_whose_level_is_their_ivps_own():
+    rows = [{"threads": 1, "n": 700, IVP_NAME: "Cusp"}, {"threads": 1, "n": 6000, IVP_NAME: "Cusp"},
+            {"threads": 2, "n": 600, IVP_NAME: "Cusp"}, {"threads": 1, "n": 700}]
+    np.testing.assert_array_equal(POINTS.trained(rows), [True, False, True, False])

@@ -161,3 +161,19 @@ def test_pool_targets_are_log_measured_over_the_pools_median_prediction():
     frame = pd.DataFrame({"median_s": [1.0, 4.0, 6.0], "predicted_s": [2.0, 8.0, 3.0],
                           "features": features})
     np.testing.assert_allclose(pool_targets(frame), [np.log(0.25), 0.0, np.log(2.0)])
+
+
+def test_the_spread_holds_the_new_ivp_errors_only_off_the_configurations_trained_on(fixture_rows):
+    fitted = fit(fixture_rows, "gp")
+    assert fitted.offset_spread > 0
+    rows = fixture_rows.measured[fixture_rows.measured["ivp"] == "Cusp"]
+    variants, features = rows["variant"].tolist(), rows["features"].tolist()
+    X = fitted.encoding.matrix(variants, features)
+    _, own = fitted.estimator.predict(X, return_std=True)
+    _, spread = fitted.correction(variants, features)
+    np.testing.assert_allclose(spread, own)           # Cusp at 600 and 6000 was trained on
+    elsewhere = [{**f, "n": 4 * f["n"]} for f in features]
+    _, own = fitted.estimator.predict(fitted.encoding.matrix(variants, elsewhere), return_std=True)
+    _, spread = fitted.correction(variants, elsewhere)
+    np.testing.assert_allclose(spread, np.sqrt(own ** 2 + fitted.offset_spread ** 2
+                                               + fitted.variant_spread ** 2))
