@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from hybridtune.report.ranking import configuration_title
 
+WIDE = 0.02     # intervals at most this wide (relative) call overlapping variants equal
+
 
 def measured_note(row: dict) -> str:
     """A measurement in a few words, for progress lines."""
@@ -50,11 +52,28 @@ def chosen_line(outcome, strategy: str) -> tuple[str, dict]:
         notes.append(f"{len(outcome.retimed)} close ones re-timed interleaved")
     if outcome.ended_by:
         notes.append(f"stopped: {outcome.ended_by}")
+    overlapping = _overlapping(outcome, best.id, row)
+    if overlapping:
+        notes.append(f"{overlapping} other(s) within its interval: a larger --budget tells "
+                     "them apart")
+    record["overlapping"] = overlapping
     note = "".join(f", {n}" for n in notes)
     return (f"  chosen: {best.id}: measured {row['median_s']:.4e} s/step +-"
             f"{100 * (row.get('ci_rel') or 0):.1f}% (predicted {best.predicted_s:.4e}, "
             f"rank {best.rank}); {measured} of {len(plan.shortlisted)} shortlisted measured, "
             f"{outcome.new} new{note}{left}", record)
+
+
+def _overlapping(outcome, chosen_id: str, chosen: dict) -> int:
+    """How many other variants measured ok have an interval reaching the chosen one's, where the
+    chosen one's is wider than WIDE (0 where it is narrow enough to call them equal)."""
+    if not (chosen.get("ci_rel") or 0) > WIDE or chosen.get("ci_high_s") is None:
+        return 0
+    others = (outcome.retimed.get(p.id, outcome.rows.get(p.id)) for p in outcome.plan.shortlisted
+              if p.id != chosen_id)
+    return sum(1 for other in others
+               if other is not None and other.get("status") == "ok"
+               and other.get("ci_low_s") is not None and other["ci_low_s"] <= chosen["ci_high_s"])
 
 
 def thread_notes(records: list[dict]) -> list[str]:
