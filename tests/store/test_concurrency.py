@@ -108,9 +108,14 @@ def read_until(proc: subprocess.Popen, done, timeout: float = 60.0) -> list[str]
 
 
 def kill(proc: subprocess.Popen) -> str:
-    """SIGKILL proc; everything it printed before it died."""
+    """SIGKILL proc; everything it printed before it died that was not read yet."""
     proc.send_signal(signal.SIGKILL)
-    rest, _ = proc.communicate(timeout=30)
+    proc.wait(timeout=30)
+    # through proc.stdout, not communicate(): lines readline() has buffered but not returned
+    # are in that reader, and communicate() reads the pipe beside it
+    rest = proc.stdout.read()
+    proc.stdout.close()
+    proc.stdin.close()
     assert proc.returncode == -signal.SIGKILL
     return rest
 
