@@ -167,13 +167,13 @@ def evaluate(rows: Rows, stop: float = 0.05, max_rows: int = 2000,
         test = measured[measured["ivp"] == ivp].reset_index(drop=True)
         variants, features = test["variant"].tolist(), test["features"].tolist()
         predicted = test["predicted_s"].to_numpy(float)
+        gp_mean, spread = gp.correction(variants, features)
         corrected = {"offline": predicted, "trivial": predicted * math.exp(trivial),
                      "linear": predicted * np.exp(linear.correction(variants, features)[0]),
-                     "gp": predicted * np.exp(gp.correction(variants, features)[0]),
+                     "gp": predicted * np.exp(gp_mean),
                      OTHER_SIZES: predicted * np.exp(_with_other_sizes(gp, test))}
         accuracy[ivp] = {"rows": len(test), "training_rows": len(gp.row_ids),
                          **_accuracy(test, corrected)}
-        spread = gp.correction(variants, features)[1]
         for position, row in enumerate(test[["method", "ivp", "n", "threads", "variant",
                                              "median_s"]].to_dict("records")):
             predictions.append({**row, **{name: float(values[position])

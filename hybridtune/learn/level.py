@@ -67,28 +67,14 @@ class Levels:
 
     def of(self, feature_rows) -> np.ndarray:
         """The level of each feature row's configuration."""
-        cache: dict = {}
-        out = np.empty(len(feature_rows))
-        for position, features in enumerate(feature_rows):
-            key = (float(features.get("threads", 1) or 1), float(features["n"]),
-                   str(features.get(IVP_NAME, "")))
-            if key not in cache:
-                cache[key] = self.at(*key)
-            out[position] = cache[key]
-        return out
+        return _per_configuration(feature_rows, self.at, float)
 
     def trained(self, feature_rows) -> np.ndarray:
         """Per feature row whether its IVP was trained on at its thread count within SAME_SIZE
         of its n (its level is its own)."""
-        cache: dict = {}
-        out = np.zeros(len(feature_rows), bool)
-        for position, features in enumerate(feature_rows):
-            key = (float(features.get("threads", 1) or 1), float(features["n"]),
-                   str(features.get(IVP_NAME, "")))
-            if key not in cache:
-                cache[key] = bool(key[2]) and bool(self._near(*key))
-            out[position] = cache[key]
-        return out
+        return _per_configuration(
+            feature_rows, lambda threads, n, ivp: bool(ivp) and bool(self._near(threads, n, ivp)),
+            bool)
 
     def as_list(self) -> list:
         return [list(p) for p in self.points]
@@ -98,6 +84,19 @@ class Levels:
         """Levels from as_list (points stored without an IVP name have none)."""
         full = [p if len(p) == 4 else ["", *p] for p in points]
         return cls(tuple((str(i), float(t), float(n), float(v)) for i, t, n, v in full))
+
+
+def _per_configuration(feature_rows, value, dtype) -> np.ndarray:
+    """value(threads, n, IVP) of each feature row's configuration, once per configuration."""
+    cache: dict = {}
+    out = np.empty(len(feature_rows), dtype)
+    for position, features in enumerate(feature_rows):
+        key = (float(features.get("threads", 1) or 1), float(features["n"]),
+               str(features.get(IVP_NAME, "")))
+        if key not in cache:
+            cache[key] = value(*key)
+        out[position] = cache[key]
+    return out
 
 
 def levels_of(y: np.ndarray, keys: np.ndarray, feature_rows) -> Levels:
