@@ -211,12 +211,30 @@ def cmd_evaluate(args) -> int:
         print(json.dumps({"strategies": result.strategies, "accuracy": result.accuracy,
                           "first_pick_within_5pct": result.first_pick,
                           "hybrid_measured_to_within_1pct": result.hybrid_to_best,
+                          "transfer_ceiling": result.ceiling,
                           "configurations": result.configurations, "curves": result.curves,
                           "offline_by_regime": regimes, "notes": result.notes},
                          indent=1))
         return 0
     print("\n".join(evaluation_lines(result) + regime_lines(regimes)))
     return 0
+
+
+def ceiling_lines(ceiling: dict) -> list[str]:
+    """What the other IVPs' measured times tell of a left-out IVP's configurations, as text."""
+    if not ceiling:
+        return []
+    mean, hindsight = ceiling["mean_of_other_ivps"], ceiling["best_other_ivp_in_hindsight"]
+    return [f"what the other IVPs' measurements tell ({ceiling['configurations']} configurations; "
+            "orders taken from their measured times, as a model reproducing them exactly would):",
+            f"  in the order of a variant's mean time over the other IVPs: first pick within 5% "
+            f"in {100 * mean['first_within_5pct']:.0f}%, within 1% after "
+            f"{mean['to_within_1pct_mean']:.1f} measurements on average",
+            f"  in the order of the other IVP that suits each configuration best (known only in "
+            f"hindsight): {100 * hindsight['first_within_5pct']:.0f}%, "
+            f"{hindsight['to_within_1pct_mean']:.1f}",
+            f"  the configuration's level (median log(measured / predicted)) outside the other "
+            f"IVPs' levels there in {100 * ceiling['level_outside_other_ivps']:.0f}%"]
 
 
 def offline_by_machine(frames: dict) -> dict:
@@ -277,5 +295,6 @@ def evaluation_lines(result) -> list[str]:
                      f"{to_best['median']:g}, at most {to_best['max']}, in {to_best['reached']} of "
                      f"{len(to_best['per_configuration'])} configurations): what a stop that "
                      "knew the best would measure")
+    lines.extend(ceiling_lines(result.ceiling))
     lines.extend(f"note: {note}" for note in result.notes)
     return lines

@@ -77,10 +77,27 @@ def _evaluation(evaluation) -> str:
                  f"in {100 * shares.get('hybrid', 0):.0f}% of the configurations for hybrid, "
                  f"{100 * shares.get('offline_top1', 0):.0f}% for the offline top-1, and "
                  f"{100 * shares.get('random', 0):.0f}% for a random pick (expected).</p>\n")
+    if evaluation.ceiling:
+        parts.append(_ceiling(evaluation.ceiling))
     if evaluation.notes:
         parts.append("<ul>" + "".join(f"<li>{escape(n)}</li>" for n in evaluation.notes)
                      + "</ul>\n")
     return "".join(parts)
+
+
+def _ceiling(ceiling: dict) -> str:
+    rows = [[label, f"{100 * ceiling[name]['first_within_5pct']:.0f}%",
+             f"{ceiling[name]['to_within_1pct_mean']:.1f}"]
+            for label, name in (("a variant's mean time over the other IVPs", "mean_of_other_ivps"),
+                                ("the other IVP that suits the configuration best (in hindsight)",
+                                 "best_other_ivp_in_hindsight"))]
+    return ("<h2>What the other IVPs tell</h2>\n<p>Orders of a left-out IVP's variants taken from "
+            "the other IVPs' measured times at the same thread count and nearest size, as a model "
+            "that reproduced those times exactly would order them; the second knows which IVP to "
+            "follow only in hindsight. The configuration's level lies outside the other "
+            f"IVPs' levels there in {100 * ceiling['level_outside_other_ivps']:.0f}% of the "
+            f"{ceiling['configurations']} configurations.</p>\n"
+            + _table(["order", "first pick within 5%", "measurements to within 1%"], rows))
 
 
 def _hardware(hardware: list) -> str:
