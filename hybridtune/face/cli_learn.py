@@ -211,7 +211,7 @@ def cmd_evaluate(args) -> int:
         print(json.dumps({"strategies": result.strategies, "accuracy": result.accuracy,
                           "first_pick_within_5pct": result.first_pick,
                           "hybrid_measured_to_within_1pct": result.hybrid_to_best,
-                          "transfer_ceiling": result.ceiling,
+                          "transfer": result.transfer,
                           "configurations": result.configurations, "curves": result.curves,
                           "offline_by_regime": regimes, "notes": result.notes},
                          indent=1))
@@ -220,21 +220,29 @@ def cmd_evaluate(args) -> int:
     return 0
 
 
-def ceiling_lines(ceiling: dict) -> list[str]:
-    """What the other IVPs' measured times tell of a left-out IVP's configurations, as text."""
-    if not ceiling:
+def transfer_lines(result) -> list[str]:
+    """What measurements of other configurations tell of the left-out IVPs' configurations, as
+    text, beside hybrid's own numbers."""
+    from hybridtune.learn.transfer import LABELS, LEVEL
+    found = result.transfer
+    if not found:
         return []
-    mean, hindsight = ceiling["mean_of_other_ivps"], ceiling["best_other_ivp_in_hindsight"]
-    return [f"what the other IVPs' measurements tell ({ceiling['configurations']} configurations; "
-            "orders taken from their measured times, as a model reproducing them exactly would):",
-            f"  in the order of a variant's mean time over the other IVPs: first pick within 5% "
-            f"in {100 * mean['first_within_5pct']:.0f}%, within 1% after "
-            f"{mean['to_within_1pct_mean']:.1f} measurements on average",
-            f"  in the order of the other IVP that suits each configuration best (known only in "
-            f"hindsight): {100 * hindsight['first_within_5pct']:.0f}%, "
-            f"{hindsight['to_within_1pct_mean']:.1f}",
-            f"  the configuration's level (median log(measured / predicted)) outside the other "
-            f"IVPs' levels there in {100 * ceiling['level_outside_other_ivps']:.0f}%"]
+    lines = [f"orders taken from other configurations' measured times, as a model reproducing them "
+             f"exactly would order ({found['configurations']} configurations; first pick within "
+             "5% / measurements to one within 1%, mean):"]
+    for name, label in LABELS.items():
+        if name in found:
+            entry = found[name]
+            lines.append(f"  {label}: {100 * entry['first_within_5pct']:.0f}% / "
+                         f"{entry['to_within_1pct_mean']:.1f} ({entry['configurations']} "
+                         "configurations)")
+    if result.hybrid_to_best.get("reached"):
+        lines.append(f"  hybrid (its own order, a stop that knew the best): "
+                     f"{100 * result.first_pick.get('hybrid', 0):.0f}% / "
+                     f"{result.hybrid_to_best['mean']:.1f}")
+    lines.append(f"  {LEVEL} in {100 * found['level_outside_other_ivps']:.0f}% of "
+                 f"{found['configurations']} configurations")
+    return lines
 
 
 def offline_by_machine(frames: dict) -> dict:
@@ -295,6 +303,6 @@ def evaluation_lines(result) -> list[str]:
                      f"{to_best['median']:g}, at most {to_best['max']}, in {to_best['reached']} of "
                      f"{len(to_best['per_configuration'])} configurations): what a stop that "
                      "knew the best would measure")
-    lines.extend(ceiling_lines(result.ceiling))
+    lines.extend(transfer_lines(result))
     lines.extend(f"note: {note}" for note in result.notes)
     return lines

@@ -10,7 +10,7 @@ import pandas as pd
 from scipy.stats import kendalltau
 
 from hybridtune.errors import RequestError
-from hybridtune.learn import ceiling, metrics, replay
+from hybridtune.learn import metrics, replay, transfer
 from hybridtune.learn.encode import regime
 from hybridtune.learn.table import CONFIG, Rows
 from hybridtune.learn.tpe import optuna_module, tpe
@@ -36,7 +36,7 @@ class Evaluation:
     curves: dict = field(default_factory=dict)       # strategy -> mean S(x) / t_best, x = 1..
     predictions: list = field(default_factory=list)  # per measured row: offline and corrected
     notes: list = field(default_factory=list)
-    ceiling: dict = field(default_factory=dict)      # what the other IVPs' measurements tell
+    transfer: dict = field(default_factory=dict)     # what other configurations' times tell
 
 
 def whole_pools(rows: Rows) -> list[replay.Pool]:
@@ -200,9 +200,9 @@ def evaluate(rows: Rows, stop: float = 0.05, max_rows: int = 2000,
             first_pick["offline_top1"].append(
                 times[pool.by_prediction()[0]] <= t_best * (1 + FIRST_WITHIN))
             first_pick["random"].append(float(np.mean(times <= t_best * (1 + FIRST_WITHIN))))
-            to_best.append(ceiling.reached(times, hybrid_replay.order, LOSS_WITHIN))
-            per_config[-1]["ceiling"] = ceiling.configuration_ceiling(pool, pools, FIRST_WITHIN,
-                                                                      LOSS_WITHIN)
+            to_best.append(transfer.reached(times, hybrid_replay.order, LOSS_WITHIN))
+            per_config[-1]["transfer"] = transfer.configuration_transfer(pool, pools, FIRST_WITHIN,
+                                                                         LOSS_WITHIN)
     if not per_config:
         raise RequestError("no whole-pool configuration to replay strategies on (every variant "
                            "of a configuration measured: tune with --strategy run_all)")
@@ -217,7 +217,7 @@ def evaluate(rows: Rows, stop: float = 0.05, max_rows: int = 2000,
             if with_tpe:
                 config[f"tpe:{k}"] = _numbers(pool, [tpe(pool, k, seed)
                                                      for seed in range(TPE_SEEDS)])
-    names = [name for name in per_config[0] if name not in ("key", "pool", "ceiling")]
+    names = [name for name in per_config[0] if name not in ("key", "pool", "transfer")]
     for name in names:
         strategies[name] = _summary([c[name] for c in per_config])
     shares = {name: float(np.mean(values)) for name, values in first_pick.items() if values}
@@ -229,7 +229,7 @@ def evaluate(rows: Rows, stop: float = 0.05, max_rows: int = 2000,
         for name in names:
             config[name].pop("curve")
     return Evaluation(strategies, accuracy, per_config, shares, _to_best(to_best), curves,
-                      predictions, notes, ceiling.summary([c["ceiling"] for c in per_config]))
+                      predictions, notes, transfer.summary([c["transfer"] for c in per_config]))
 
 
 def _to_best(counts: list) -> dict:

@@ -77,27 +77,33 @@ def _evaluation(evaluation) -> str:
                  f"in {100 * shares.get('hybrid', 0):.0f}% of the configurations for hybrid, "
                  f"{100 * shares.get('offline_top1', 0):.0f}% for the offline top-1, and "
                  f"{100 * shares.get('random', 0):.0f}% for a random pick (expected).</p>\n")
-    if evaluation.ceiling:
-        parts.append(_ceiling(evaluation.ceiling))
+    if evaluation.transfer:
+        parts.append(_transfer(evaluation))
     if evaluation.notes:
         parts.append("<ul>" + "".join(f"<li>{escape(n)}</li>" for n in evaluation.notes)
                      + "</ul>\n")
     return "".join(parts)
 
 
-def _ceiling(ceiling: dict) -> str:
-    rows = [[label, f"{100 * ceiling[name]['first_within_5pct']:.0f}%",
-             f"{ceiling[name]['to_within_1pct_mean']:.1f}"]
-            for label, name in (("a variant's mean time over the other IVPs", "mean_of_other_ivps"),
-                                ("the other IVP that suits the configuration best (in hindsight)",
-                                 "best_other_ivp_in_hindsight"))]
-    return ("<h2>What the other IVPs tell</h2>\n<p>Orders of a left-out IVP's variants taken from "
-            "the other IVPs' measured times at the same thread count and nearest size, as a model "
-            "that reproduced those times exactly would order them; the second knows which IVP to "
-            "follow only in hindsight. The configuration's level lies outside the other "
-            f"IVPs' levels there in {100 * ceiling['level_outside_other_ivps']:.0f}% of the "
-            f"{ceiling['configurations']} configurations.</p>\n"
-            + _table(["order", "first pick within 5%", "measurements to within 1%"], rows))
+def _transfer(evaluation) -> str:
+    from hybridtune.learn.transfer import LABELS, LEVEL
+    found = evaluation.transfer
+    rows = [[label, f"{100 * found[name]['first_within_5pct']:.0f}%",
+             f"{found[name]['to_within_1pct_mean']:.1f}", found[name]["configurations"]]
+            for name, label in LABELS.items() if name in found]
+    to_best = evaluation.hybrid_to_best
+    if to_best.get("reached"):
+        rows.append(["hybrid (its own order, a stop that knew the best)",
+                     f"{100 * evaluation.first_pick.get('hybrid', 0):.0f}%",
+                     f"{to_best['mean']:.1f}", to_best["reached"]])
+    return ("<h2>What other configurations tell</h2>\n<p>Orders of a left-out IVP's variants "
+            "taken from other configurations' measured times (the other IVPs' at the same thread "
+            "count and nearest n; the IVP's own at its nearest other n), as a model that "
+            "reproduced those times exactly would order them, beside hybrid's. The "
+            f"{escape(LEVEL)} in {100 * found['level_outside_other_ivps']:.0f}% of the "
+            f"{found['configurations']} configurations.</p>\n"
+            + _table(["order", "first pick within 5%", "measurements to within 1% (mean)",
+                      "configurations"], rows))
 
 
 def _hardware(hardware: list) -> str:

@@ -104,13 +104,14 @@ def test_evaluate_json_scores_every_strategy(capsys, copy):
         assert set(accuracy) == {"rows", "training_rows", "offline", "trivial", "linear", "gp",
                                  "gp_other_sizes"}
     assert len(result["configurations"]) == 8 and result["notes"] == []
-    assert result["transfer_ceiling"]["configurations"] == 8
+    assert result["transfer"]["configurations"] == 8
     code, text, err = run(capsys, "evaluate", "--db", str(copy))
     assert code == 0, err
     assert text.startswith("strategies on 8 whole-pool configurations")
     assert "left-out IVP accuracy" in text and "first variant measured within 5%" in text
     assert "gp on a size or thread count never measured" in text
-    assert "what the other IVPs' measurements tell (8 configurations" in text
+    assert "orders taken from other configurations' measured times" in text
+    assert "by the same IVP's order at its nearest other n" in text
     assert _models(copy).empty       # evaluate trains its own models and stores none
 
 

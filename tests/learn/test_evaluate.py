@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from hybridtune.errors import RequestError
-from hybridtune.learn import ceiling
+from hybridtune.learn import transfer
 from hybridtune.learn.evaluate import _with_other_sizes, evaluate, whole_pools
 from hybridtune.learn.level import Levels, levels_of
 from hybridtune.learn.table import Rows
@@ -115,17 +115,17 @@ def test_per_configuration_numbers_and_curves(evaluation, fixture_rows):
     assert all(math.isfinite(p["gp"]) and p["gp_std_log"] > 0 for p in evaluation.predictions)
 
 
-def test_the_transfer_ceiling_of_every_configuration(evaluation):
-    # on the fixture every IVP has both sizes whole, so each configuration has three counterparts
+def test_orders_from_other_configurations_of_every_configuration(evaluation):
+    # on the fixture every IVP has both sizes whole: three other IVPs and an own other size each
     for config in evaluation.configurations:
-        found = config["ceiling"]
+        found = config["transfer"]
         assert sorted(found["level"]["others"]) == sorted(set(IVPS) - {config["key"][1]})
-        for name in (ceiling.MEAN, ceiling.HINDSIGHT):
+        for name in transfer.ORDERS:
             assert 1 <= found[name]["to_within"] <= config["pool"]
-    summary = evaluation.ceiling
-    assert summary["configurations"] == 8
-    assert summary[ceiling.MEAN]["to_within_1pct_mean"] == pytest.approx(np.mean(
-        [c["ceiling"][ceiling.MEAN]["to_within"] for c in evaluation.configurations]))
+    summary = evaluation.transfer
+    assert summary["configurations"] == summary[transfer.OWN_SIZE]["configurations"] == 8
+    assert summary[transfer.MEAN]["to_within_1pct_mean"] == pytest.approx(np.mean(
+        [c["transfer"][transfer.MEAN]["to_within"] for c in evaluation.configurations]))
     assert 0 <= summary["level_outside_other_ivps"] <= 1
 
 

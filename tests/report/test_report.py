@@ -97,7 +97,12 @@ def test_page_holds_the_tables_the_figures_and_what_is_missing():
     evaluation = Evaluation({"hybrid": strategy, "RunAll": strategy},
                             {"Wave1D": {"rows": 10, "training_rows": 30, **accuracy}}, [],
                             {"hybrid": 0.5, "offline_top1": 0.25, "random": 0.1},
-                            notes=["a <note>"])
+                            {"per_configuration": [2, 4], "reached": 2, "mean": 3.0},
+                            notes=["a <note>"],
+                            transfer={"mean_of_other_ivps": {"first_within_5pct": 0.25,
+                                                             "to_within_1pct_mean": 12.5,
+                                                             "configurations": 3},
+                                      "level_outside_other_ivps": 1 / 3, "configurations": 3})
     figure = plots.best_found({"hybrid": [1.2, 1.0], "random expectation": [1.5, 1.1]})
     text = page("a&b.h5", [{"command": "tune", "host": "node1", "started_at": "2026-12-02"}],
                 [{"hardware_id": "hw1", "model": "CPU", "vendor": "V",
@@ -114,6 +119,10 @@ def test_page_holds_the_tables_the_figures_and_what_is_missing():
     assert "0.250 / 0.50" in text and "L1 data 48K" in text and "node1" in text
     assert "Not drawn: one thread count only." in text
     assert "a &lt;note&gt;" in text
+    assert ('<td class="num">25%</td><td class="num">12.5</td><td class="num">3</td>' in text
+            and "hindsight" not in text)         # an order the evaluation lacks is not shown
+    assert '<td class="num">50%</td><td class="num">3.0</td><td class="num">2</td>' in text
+    assert "at the same n and threads in 33% of the 3 configurations" in text
     assert "abcdef012345 (spr.yml)" in text
     assert '<tr><td>L2</td><td class="num">5</td><td class="num">0.500</td>' in text
     missing = page("s.h5", [], [], [], None, "the store's measurements cover 1 IVP(s)", [], [], [])
