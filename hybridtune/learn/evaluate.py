@@ -200,7 +200,7 @@ def evaluate(rows: Rows, stop: float = 0.05, max_rows: int = 2000,
             first_pick["offline_top1"].append(
                 times[pool.by_prediction()[0]] <= t_best * (1 + FIRST_WITHIN))
             first_pick["random"].append(float(np.mean(times <= t_best * (1 + FIRST_WITHIN))))
-            to_best.append(transfer.reached(times, hybrid_replay.order, LOSS_WITHIN))
+            to_best.append(metrics.measurements_to_within(times, hybrid_replay.order, LOSS_WITHIN))
             per_config[-1]["transfer"] = transfer.configuration_transfer(pool, pools, FIRST_WITHIN,
                                                                          LOSS_WITHIN)
     if not per_config:

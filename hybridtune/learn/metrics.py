@@ -1,4 +1,4 @@
-"""The paper's strategy metrics (|L|, overhead, gain over RunAll, loss) and the autotuning literature's methodology score against random search."""
+"""The paper's strategy metrics (|L|, overhead, gain over RunAll, loss), the measurements an order takes to get within a share of the best, and the autotuning literature's methodology score against random search."""
 
 from __future__ import annotations
 
@@ -30,6 +30,13 @@ def gain_over_run_all(times, t_chosen: float, pool_times) -> float:
     t_ra = sum(pool_times)
     t_at = sum(times) + (len(pool_times) - len(times)) * t_chosen
     return (t_ra - t_at) / t_ra
+
+
+def measurements_to_within(pool_times, order, within: float) -> int | None:
+    """How many measurements in this order (positions in pool_times) reach a variant within
+    `within` of the pool's best; None where it never does."""
+    limit = np.min(pool_times) * (1 + within)
+    return next((count for count, i in enumerate(order, 1) if pool_times[i] <= limit), None)
 
 
 def random_search_expectation(pool_times, draws: int) -> np.ndarray:

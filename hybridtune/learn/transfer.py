@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from hybridtune.learn.level import SAME_SIZE
+from hybridtune.learn.metrics import measurements_to_within
 from hybridtune.learn.replay import Pool
 from hybridtune.learn.train import pool_targets
 
@@ -43,7 +44,8 @@ def counterparts(pool: Pool, pools: list[Pool]) -> list[Pool]:
 def own_other_size(pool: Pool, pools: list[Pool]) -> Pool | None:
     """The same IVP's pool of the same method and thread count at the nearest other n."""
     method, ivp, n, threads = pool.key
-    mine = [p for p in pools if p.key[:2] == (method, ivp) and p.key[3] == threads and p.key[2] != n]
+    mine = [p for p in pools
+            if p.key[:2] == (method, ivp) and p.key[3] == threads and p.key[2] != n]
     return min(mine, key=lambda p: (abs(math.log(p.key[2] / n)), p.key[2]), default=None)
 
 
@@ -69,12 +71,6 @@ def transfer_orders(pool: Pool, others: list[Pool], own: Pool | None = None) -> 
             OWN_SIZE: [_order(pool, _relative(own))] if own is not None else []}
 
 
-def reached(times: np.ndarray, order, within: float) -> int | None:
-    """How many measurements in this order reach a variant within `within` of the best."""
-    limit = times.min() * (1 + within)
-    return next((count for count, i in enumerate(order, 1) if times[i] <= limit), None)
-
-
 def configuration_transfer(pool: Pool, pools: list[Pool], first_within: float,
                            loss_within: float) -> dict | None:
     """Per order: whether its first variant is within first_within of the best and how many
@@ -88,8 +84,8 @@ def configuration_transfer(pool: Pool, pools: list[Pool], first_within: float,
     out = {}
     for name, orders in transfer_orders(pool, others, own_other_size(pool, pools)).items():
         if orders:
-            counts = [reached(times, order, loss_within) for order in orders]
-            out[name] = {"first_within": any(bool(times[order[0]] <= times.min() * (1 + first_within))
+            counts = [measurements_to_within(times, order, loss_within) for order in orders]
+            out[name] = {"first_within": any(measurements_to_within(times, order, first_within) == 1
                                              for order in orders),
                          "to_within": min(c for c in counts if c is not None)}
     levels = [level(other) for other in others]

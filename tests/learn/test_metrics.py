@@ -97,3 +97,10 @@ def test_bootstrap_interval_contains_the_mean():
     assert high - low < 0.5
     assert metrics.bootstrap_interval([0.7, 0.7]) == (pytest.approx(0.7), pytest.approx(0.7))
     assert all(math.isnan(v) for v in metrics.bootstrap_interval([]))
+
+
+def test_measurements_an_order_takes_to_get_within_a_share_of_the_best():
+    times = np.array([1.0, 2.0, 0.5])
+    assert metrics.measurements_to_within(times, (1, 2, 0), 0.01) == 2
+    assert metrics.measurements_to_within(times, (0, 1), 0.01) is None
+    assert metrics.measurements_to_within(times, (0, 1), 1.0) == 1   # 1.0 <= 0.5 * 2

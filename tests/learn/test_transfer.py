@@ -48,8 +48,6 @@ def test_a_variant_no_other_ivp_measured_comes_last():
     mine = _pool("A", 600, {"new": 0.5, "v0": 1.0, "v1": 2.0})
     other = _pool("B", 600, {"v0": 1.0, "v1": 1.5})
     assert transfer.transfer_orders(mine, [other])[transfer.MEAN] == [(1, 2, 0)]
-    assert transfer.reached(mine.times, (1, 2, 0), 0.01) == 3
-    assert transfer.reached(mine.times, (1, 2), 0.01) is None
 
 
 def test_the_level_against_the_other_ivps_levels():
