@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import importlib.util
 import io
 import math
@@ -133,6 +134,42 @@ def _fail_fast_on_att() -> None:
     incore_model.detect_x86_syntax = lambda code: "ATT" if _ATT_OPERAND.search(code) else detect(code)
 
 
+DIGEST_CHARS = 16
+
+
+def digest(*parts: str) -> str:
+    """A short name for texts (a compiler's flags) to stand in a path where they could not."""
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:DIGEST_CHARS]
+
+
+def _short_intermediate_locations() -> None:
+    """kerncraft names the folder of a kernel's intermediates after the machine file, the compiler
+    and its flags joined: a probed file's resolved flags (-march=NAME plus a dozen -m flags) make
+    that name longer than the 255 bytes a file name may have. The flags go in as a digest."""
+    from kerncraft.kernel import KernelCode
+    original = KernelCode.get_intermediate_location
+    if getattr(original, "keys_flags_by_digest", False):
+        return
+
+    def located(self, name, machine_and_compiler_dependent=True, other_dependencies=[]):
+        if not machine_and_compiler_dependent:
+            return original(self, name, False, other_dependencies)
+        compiler, flags = self._machine.get_compiler()
+        folders = [digest(self._machine.get_identifier()), digest(compiler),
+                   digest(compiler, *flags), *other_dependencies]
+        return original(self, name, False, folders)
+
+    located.keys_flags_by_digest = True
+    KernelCode.get_intermediate_location = located
+
+
+def patch_kerncraft() -> None:
+    """The run-time changes every in-process kerncraft analysis needs (idempotent)."""
+    _share_osaca_models()
+    _fail_fast_on_att()
+    _short_intermediate_locations()
+
+
 def _machine(path: str, args):
     from kerncraft.machinemodel import MachineModel
     if path not in _MACHINES:
@@ -224,8 +261,7 @@ def _analyse(path: Path, machine_path: str, samples: tuple, model: str, incremen
     from kerncraft import models
     from kerncraft.kernel import KernelCode
     from kerncraft.pycparser_utils import clean_code
-    _share_osaca_models()
-    _fail_fast_on_att()
+    patch_kerncraft()
     parser, args = _arguments(machine_path, str(path), model, increment)
     machine = _machine(machine_path, args)
     cores = int(machine["cores per NUMA domain"])

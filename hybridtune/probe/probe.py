@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-import subprocess
 import time
 from functools import partial
 from typing import Callable
@@ -18,6 +16,7 @@ from hybridtune.probe.clock import ClockChoice, ClockMeasurement, choose_clock, 
 from hybridtune.probe.core_model import (CORE_FACTS, CoreLayout, choose_osaca_architecture,
                                            flops_per_cycle, osaca_architectures, port_model)
 from hybridtune.probe.host_facts import HostFacts, read_host_facts
+from hybridtune.probe.target import resolved_target
 
 
 KERNCRAFT_FORMAT = "0.8.11.dev0"     # the last machine-file format change kerncraft lists
@@ -88,29 +87,6 @@ def _memory_hierarchy(facts: HostFacts, layout: CoreLayout, non_overlapping: lis
                       "upstream throughput": ["full socket memory bandwidth", "half-duplex"],
                       "transfers overlap": False, "size per group": None})
     return hierarchy
-
-
-def _target_flags(march: str) -> tuple[str, set]:
-    """What gcc resolves -march=MARCH to: its -march= name and its enabled -m flags."""
-    try:
-        out = subprocess.run(["gcc", f"-march={march}", "-Q", "--help=target"], capture_output=True,
-                             text=True, timeout=60).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        return "unknown", set()
-    match = re.search(r"^\s*-march=\s*(\S+)", out, re.MULTILINE)
-    enabled = set(re.findall(r"^\s*(-m[a-z0-9.-]+)\s+\[enabled\]", out, re.MULTILINE))
-    return (match.group(1) if match else "unknown"), enabled
-
-
-def resolved_target() -> str:
-    """-march=native as flags that mean the same on any host: the CPU's name, then the ISA
-    extensions this CPU (or its hypervisor) adds to or hides from that name."""
-    name, native = _target_flags("native")
-    if name in ("unknown", "native"):
-        return "-march=native"
-    _, named = _target_flags(name)
-    hidden = [f"-mno-{flag[2:]}" for flag in sorted(named - native)]
-    return " ".join([f"-march={name}", *sorted(native - named), *hidden])
 
 
 def _clock(facts: HostFacts, clock: ClockBenchmark | None) -> ClockChoice:

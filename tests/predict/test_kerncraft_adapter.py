@@ -120,3 +120,34 @@ def test_other_versions_are_refused_before_the_first_analysis(installed, tmp_pat
         assert shown in message and "expected kerncraft 0.8.18 and osaca 0.7.1" in message
         assert "make install" in message and "pip install kerncraft==0.8.18 osaca==0.7.1" in message
     assert not (tmp_path / "k").exists()     # refused before kerncraft wrote anything
+
+
+# what the probe writes on a host gcc knows only by an older name: -march=NAME and the ISA
+# extensions it adds (here Skylake-SP's own, spelt out: the code is the same)
+LONG_TARGET = ("-march=skylake-avx512 -madx -maes -mavx -mavx2 -mavx512bw -mavx512cd -mavx512dq "
+               "-mavx512f -mavx512vl -mbmi -mbmi2 -mclflushopt -mclwb -mcx16 -mf16c -mfma "
+               "-mfsgsbase -mlzcnt -mmovbe -mpclmul -mpku -mpopcnt -mprfchw -mrdrnd -mrdseed "
+               "-msahf -mxsave -mxsavec -mxsaveopt -mxsaves")
+
+
+def long_flags_machine(folder) -> str:
+    """The Skylake-SP machine file with gcc only, its flags over 300 characters."""
+    text = open(SKYLAKE).read()
+    start = text.index("compiler: !!omap")
+    end = text.index("\n\n", start)
+    flags = f"-O3 {LONG_TARGET} -D_POSIX_C_SOURCE=200809L -fno-trapping-math -fopenmp -ffreestanding"
+    path = folder / "long-flags.yml"
+    path.write_text(text[:start] + f"compiler: !!omap\n- gcc: {flags}\n" + text[end:])
+    return str(path)
+
+
+@pytest.mark.parametrize("model", ["ECM", "Roofline"])
+def test_a_machine_file_with_flags_longer_than_a_file_name_runs(tmp_path, model):
+    path = long_flags_machine(tmp_path)
+    flags = open(path).read().split("- gcc: ")[1].splitlines()[0]
+    assert len(flags) > 300
+    small, large = analyse(TRIAD, str(tmp_path / "k"), path, SAMPLES, model)
+    assert small.status == large.status == "ok", (small.message, large.message)
+    assert large.cycles_per_cl[0] > small.cycles_per_cl[0] > 0
+    located = [p for p in (tmp_path / "k").rglob("*") if p.is_dir()]
+    assert located and max(len(p.name) for p in located) <= 64

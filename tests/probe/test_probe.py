@@ -17,13 +17,15 @@ from ruamel.yaml import YAML
 
 from hybridtune.describe.loader import load
 from hybridtune.errors import HybridtuneError
+from hybridtune.predict import kerncraft_adapter
 from hybridtune.probe.core_model import (choose_osaca_architecture, flops_per_cycle,
                                            osaca_architectures, port_model)
 from hybridtune.probe.host_facts import CacheFacts, HostFacts, read_host_facts
 from hybridtune.probe.machine_file import write_machine_file
 from hybridtune.probe.bandwidth import (BENCH_KERNELS, MEMORY_FACTOR, MEMORY_SHARE_LIMIT,
                                         BandwidthPoint, level_footprints, measure_bandwidth)
-from hybridtune.probe.probe import probe_machine, resolved_target
+from hybridtune.probe.probe import probe_machine
+from hybridtune.probe.target import resolved_target
 from tests_support import SHARED_MACHINES
 
 KIB, MIB = 1 << 10, 1 << 20
@@ -43,13 +45,15 @@ def published(name: str) -> dict:
 
 
 def kerncraft_predict(machine_path: Path, kernel_path: Path, model_name: str, n: int) -> dict:
-    """One kerncraft model of one kernel, in-process, as its command line would run it."""
+    """One kerncraft model of one kernel, in-process, as its command line would run it (with the
+    adapter's run-time patches, which let any length of compiler flags through)."""
     from kerncraft import models
     from kerncraft.kerncraft import create_parser
     from kerncraft.kernel import KernelCode
     from kerncraft.machinemodel import MachineModel
     from kerncraft.pycparser_utils import clean_code
 
+    kerncraft_adapter.patch_kerncraft()
     parser = create_parser()
     args = parser.parse_args(["-m", str(machine_path), "-p", model_name, str(kernel_path),
                               "-D", "N", str(n), "-i", "OSACA", "-P", "LC", "--unit", "cy/CL"])
