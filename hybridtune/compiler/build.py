@@ -126,3 +126,29 @@ def build(name: str, sources: dict[str, str], shared: bool, extra_flags: tuple =
 
 def native_source(name: str) -> str:
     return (NATIVE / name).read_text()
+
+
+def _rejects(cc: str, flags: tuple) -> str:
+    """The compiler's own words where it cannot compile a C file with these flags, else ''."""
+    try:
+        result = subprocess.run([cc, *flags, "-x", "c", "-S", "-o", os.devnull, "-"],
+                                input="int hybridtune_probe;\n", capture_output=True, text=True,
+                                timeout=60, env={**os.environ, "LC_ALL": "C"})
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return result.stderr.strip() if result.returncode else ""
+
+
+@lru_cache(maxsize=None)
+def flags_problem(cc: str, flags: str) -> tuple[str, str] | None:
+    """Why `cc` cannot compile C with `flags` (a command-line string): the flag at fault (the one
+    its message names, else the first it rejects alone) and its own words; None where it can."""
+    tokens = tuple(flags.split())
+    words = _rejects(cc, tokens)
+    if not words:
+        return None
+    named = [t for t in tokens if t in words or ("=" in t and all(
+        part in words for part in t.split("=", 1) if part))]
+    culprit = named[0] if named else next((t for t in tokens if _rejects(cc, (t,))), flags)
+    lines = words.splitlines()
+    return culprit, next((line for line in lines if "error" in line), lines[0]).strip()

@@ -98,10 +98,12 @@ def cmd_tune(args, launch) -> int:
     from hybridtune.describe.loader import load
     from hybridtune.face.cli_tuning import check_selection, check_timing, open_store
     from hybridtune.measure.runner import MeasureOptions
+    from hybridtune.predict.kerncraft_adapter import check_compiler
     check_selection(args)
     check_timing(args)
     path = args.scenario or str(scenarios_dir() / "default.yaml")
     scenario = load(path, "scenario")
+    check_compiler(scenario.machine)
     strategy = _strategy(args, scenario)
     shard = _shard(args.shard)
     limit, limit_note = _time_limit(args)

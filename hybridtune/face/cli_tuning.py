@@ -50,8 +50,10 @@ def cmd_predict(args) -> int:
     from hybridtune.face.offline import predict_scenario
     from hybridtune.prune.shortlist import shortlist
     from hybridtune.report.ranking import ranking_json, ranking_lines
+    from hybridtune.predict.kerncraft_adapter import check_compiler
     check_selection(args)
     scenario = load(args.scenario, "scenario")
+    check_compiler(scenario.machine)
     corrected, note = {}, ""
     worker = contextlib.nullcontext()
     if args.corrected:

@@ -10,10 +10,12 @@ import io
 import math
 import os
 import re
+import shutil
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
+from hybridtune.compiler.build import flags_problem
 from hybridtune.describe.scenario import PREDICTION_MODELS as MODELS
 from hybridtune.errors import HybridtuneError
 
@@ -21,6 +23,10 @@ POINTER_INCREMENT_FALLBACK = 8      # bytes: a scalar loop's store pointer step 
 # the versions the run-time patches below were written for; pyproject.toml pins the same
 PINNED = {"kerncraft": "0.8.18", "osaca": "0.7.1"}
 _MACHINES: dict = {}
+
+
+class CompilerError(HybridtuneError):
+    """A machine file whose compiler kerncraft cannot run here."""
 
 
 class VersionError(HybridtuneError):
@@ -168,6 +174,23 @@ def patch_kerncraft() -> None:
     _share_osaca_models()
     _fail_fast_on_att()
     _short_intermediate_locations()
+
+
+def check_compiler(machine) -> None:
+    """Refuse a machine file whose compilers kerncraft cannot run: none of them on PATH, or the
+    one it would take (the first found, as kerncraft chooses) rejecting a flag."""
+    found = [(name, flags) for name, flags in machine.compilers if shutil.which(name)]
+    probe = "`make probe` writes a machine file for this host (hybridtune machine probe -o FILE)"
+    if not found:
+        listed = ", ".join(name for name, _ in machine.compilers) or "none"
+        raise CompilerError(f"{machine.path}: key 'compiler': expected a C compiler on PATH for "
+                            f"kerncraft's builds, found none of the file's ({listed}); {probe}")
+    name, flags = found[0]
+    problem = flags_problem(name, flags)
+    if problem is not None:
+        flag, words = problem
+        raise CompilerError(f"{machine.path}: key 'compiler', {name}: flag {flag!r} is rejected by "
+                            f"{name} ({words}); expected flags that this host's {name} accepts: {probe}")
 
 
 def _machine(path: str, args):

@@ -25,3 +25,12 @@ def test_select_of_a_bound_is_vectorised(default_scenario, radau7, tmp_path):
                          capture_output=True, text=True, check=True).stderr
     vectorised = {int(m) for m in re.findall(r"k\.c:(\d+):\d+: optimized: loop vectorized", out)}
     assert select_loop in vectorised, out
+
+
+def test_flags_the_compiler_rejects_are_named_with_its_own_words():
+    from hybridtune.compiler.build import flags_problem
+    assert flags_problem("gcc", "-O3 -march=x86-64-v2 -fopenmp") is None
+    flag, words = flags_problem("gcc", "-O3 -march=znver9 -fopenmp")
+    assert flag == "-march=znver9" and "znver9" in words and "error" in words
+    flag, words = flags_problem("gcc", "-O3 -mno-such-extension")
+    assert flag == "-mno-such-extension" and "unrecognized" in words

@@ -124,3 +124,37 @@ def test_a_machine_kerncraft_cannot_use_is_reported_per_kernel(capsys, tmp_path,
     assert "0 ranked, 32 failed" in out
     warnings = [line for line in out.splitlines() if line.startswith("warning: kerncraft could not")]
     assert warnings and all("RHS_" in w and "not ranked" in w for w in warnings)
+
+
+def scenario_with_flags(folder, flags: str) -> str:
+    """The small scenario on the Skylake-SP machine file with gcc only, given these flags."""
+    text = (PROJECT_ROOT / "data" / "machines" / "SkylakeSP_Gold-6148.yml").read_text()
+    start = text.index("compiler: !!omap")
+    machine = folder / "machine.yml"
+    machine.write_text(text[:start] + f"compiler: !!omap\n- gcc: {flags}\n"
+                       + text[text.index("\n\n", start):])
+    scenario = folder / "s.scenario.yaml"
+    scenario.write_text(open(SMALL).read().replace("machine: SkylakeSP_Gold-6148",
+                                                   f"machine: {machine}"))
+    return str(scenario)
+
+
+@pytest.mark.parametrize("command", ["predict", "tune"])
+def test_a_machine_file_whose_compiler_rejects_a_flag_is_bad_input(capsys, tmp_path, command):
+    scenario = scenario_with_flags(tmp_path, "-O3 -march=znver9 -fopenmp")
+    db = tmp_path / "store.h5"
+    code, out, err = run(capsys, command, scenario, "--db", str(db))
+    assert code == 2 and not out
+    [line] = err.splitlines()
+    assert str(tmp_path / "machine.yml") in line and "'compiler'" in line
+    assert "'-march=znver9'" in line and "bad value 'znver9'" in line and "make probe" in line
+    assert not db.exists()
+
+
+def test_a_machine_file_whose_compilers_are_missing_is_bad_input(capsys, tmp_path):
+    scenario = scenario_with_flags(tmp_path, "-O3")
+    machine = tmp_path / "machine.yml"
+    machine.write_text(machine.read_text().replace("- gcc: -O3", "- no-such-cc: -O3"))
+    code, out, err = run(capsys, "predict", scenario, "--db", str(tmp_path / "store.h5"))
+    assert code == 2 and "found none of the file's (no-such-cc)" in err and "make probe" in err
+    assert not (tmp_path / "store.h5").exists()
