@@ -8,6 +8,11 @@ import sys
 from pathlib import Path
 
 from hybridtune.errors import HybridtuneError, RequestError
+from hybridtune.report.failures import (failure_lines, failures_json, group_failures,
+                                        without_choice_line)
+from hybridtune.report.ranking import configuration_title
+
+EXIT_NO_CHOICE = 4      # a configuration ended without a ranked (predict) or measured (tune) choice
 
 
 def open_store(path: str | None, scenario, command: str, extra: dict | None = None):
@@ -89,13 +94,36 @@ def cmd_predict(args) -> int:
         else:
             print("\n".join(ranking_lines(ranking.configuration, list(ranking.predictions), picked,
                                            args.head)))
+    unranked = unranked_causes(result.rankings)
     if args.json:
-        print(json.dumps(out, indent=1))
+        print(json.dumps({"configurations": out,
+                          "failures": failures_json(offline_failures(result))}, indent=1))
+        lines = failure_lines(offline_failures(result), result.loops, "kerncraft analyses")
     else:
-        print(offline_summary(scenario, result))
-        if note:
-            print(f"corrected by the {note}")
-    return 0
+        lines = [offline_summary(scenario, result)] + ([f"corrected by the {note}"] if note else [])
+    if unranked:
+        lines.append(without_choice_line(unranked, len(result.rankings), "no ranked variant"))
+    for line in lines:
+        print(line, file=sys.stderr if args.json else sys.stdout)
+    return EXIT_NO_CHOICE if unranked else 0
+
+
+def offline_failures(result) -> list:
+    """The kerncraft analyses that failed, grouped by cause."""
+    return group_failures(("/".join(part for part in names[0].split("/") if part), message)
+                          for names, message in result.failed_loops)
+
+
+def unranked_causes(rankings) -> list[tuple[str, str]]:
+    """(configuration, why) of each ranking with no variant ranked: its variants' usual failure."""
+    causes = []
+    for ranking in rankings:
+        if any(p.status == "ok" for p in ranking.predictions):
+            continue
+        groups = group_failures((p.id, p.message) for p in ranking.predictions)
+        why = f"every variant failed ({groups[0].cause})" if groups else "an empty pool"
+        causes.append((configuration_title(ranking.configuration), why))
+    return causes
 
 
 def offline_summary(scenario, result) -> str:
@@ -106,13 +134,10 @@ def offline_summary(scenario, result) -> str:
              result.barrier_note]
     if result.target_note:
         lines.append(f"warning: {result.target_note}")
-    by_message: dict[str, list] = {}
-    for names, message in result.failed_loops:
-        by_message.setdefault(message, []).extend(names)
-    for message, names in by_message.items():
-        lines.append(f"warning: kerncraft could not analyse {names[0]}"
-                     f"{f' (and {len(names) - 1} more kernels)' if len(names) > 1 else ''}: "
-                     f"{message}; their variants are not ranked")
+    failed = failure_lines(offline_failures(result), result.loops, "kerncraft analyses")
+    if failed:
+        lines += failed + ["the variants built from these loops are not ranked; the store and "
+                           "--json hold every message"]
     return "\n".join(lines)
 
 

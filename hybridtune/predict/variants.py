@@ -96,7 +96,7 @@ def kernel_breakdown(form: KerncraftForm, jobs: list[LoopJob], predictions: dict
         if prediction is None or prediction.status != "ok":
             why = prediction.message if prediction else "no prediction stored"
             return {"template": form.template, "variant": form.variant, "failed": True,
-                    "message": f"loop {job.key} in {region.level}: {why}"}
+                    "message": f"{why} (loop {job.key} in {region.level})"}
         if cores > len(prediction.cycles_per_cl):
             return {"template": form.template, "variant": form.variant, "failed": True,
                     "message": f"{cores} cores asked, the machine file gives "

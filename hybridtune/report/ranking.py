@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from hybridtune.predict.variants import VariantPrediction, as_json
+from hybridtune.report.failures import group_failures
 
 
 def configuration_title(config) -> str:
@@ -26,10 +27,8 @@ def ranking_lines(config, ranking: list[VariantPrediction], shortlisted: list, h
             lines.append(f"  ... {len(ok) - head} {'more' if head else 'predicted'}; best "
                          f"{best:.4e} s, worst {ok[-1].predicted_s:.4e} s "
                          f"({ok[-1].predicted_s / best:.2f}x the best)")
-    for p in failed[:3]:
-        lines.append(f"  not ranked: {p.id}: {p.message[:160]}")
-    if len(failed) > 3:
-        lines.append(f"  ... {len(failed) - 3} more not ranked")
+    lines += [f"  not ranked: {group.count}: {group.cause} (first: {group.names[0]})"
+              for group in group_failures((p.id, p.message) for p in failed)]
     return lines
 
 

@@ -131,7 +131,7 @@ def test_predict_corrected_after_train_reuses_the_stored_kernel_predictions(caps
     assert re.search(r"corrected by the gp model [0-9a-f]{12} fitted on 256 measured variants", out)
     code, out, err = run(capsys, "predict", SCENARIO, "--db", str(copy), "--corrected", "--json")
     assert code == 0, err
-    variants = [v for config in json.loads(out) for v in config["variants"]]
+    variants = [v for config in json.loads(out)["configurations"] for v in config["variants"]]
     assert len(variants) == 256
     assert all(v["corrected"]["low_s"] < v["corrected"]["seconds"] < v["corrected"]["high_s"]
                for v in variants)

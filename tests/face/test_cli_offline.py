@@ -31,7 +31,9 @@ def test_predict_json_ranks_with_a_breakdown(capsys, db):
     code, out, err = run(capsys, "predict", SMALL, "--db", db, "-n", "6000", "--threads", "1",
                          "--json")
     assert code == 0, err
-    [config] = json.loads(out)
+    answer = json.loads(out)
+    [config] = answer["configurations"]
+    assert answer["failures"] == [] and err == ""
     assert (config["ivp"], config["n"], config["threads"]) == ("InverterChain", 6000, 1)
     variants = config["variants"]
     assert len(variants) == 32
@@ -109,7 +111,7 @@ def test_bad_requests(capsys, argv, message, tmp_path):
     assert not (tmp_path / "s.h5").exists()
 
 
-def test_a_machine_kerncraft_cannot_use_is_reported_per_kernel(capsys, tmp_path, monkeypatch):
+def test_a_machine_kerncraft_cannot_use_fails_loudly_by_cause(capsys, tmp_path, monkeypatch):
     from tests_support import SHARED_MACHINES
     monkeypatch.setenv("HYBRIDTUNE_CACHE", str(tmp_path / "cache"))
     broken = tmp_path / "broken.yml"
@@ -118,12 +120,27 @@ def test_a_machine_kerncraft_cannot_use_is_reported_per_kernel(capsys, tmp_path,
     scenario = tmp_path / "broken.scenario.yaml"
     scenario.write_text(open(SMALL).read().replace("machine: SkylakeSP_Gold-6148",
                                                    f"machine: {broken}"))
-    code, out, err = run(capsys, "predict", str(scenario), "--db", str(tmp_path / "s.h5"),
-                         "-n", "6000", "--threads", "1")
-    assert code == 0, err
-    assert "0 ranked, 32 failed" in out
-    warnings = [line for line in out.splitlines() if line.startswith("warning: kerncraft could not")]
-    assert warnings and all("RHS_" in w and "not ranked" in w for w in warnings)
+    argv = ["predict", str(scenario), "--db", str(tmp_path / "s.h5"), "-n", "6000"]
+    code, out, err = run(capsys, *argv)
+    assert code == 4, err
+    assert out.count("0 ranked, 32 failed") == 2           # threads 1 and 2
+    cause = "ValueError: Unknown architecture 'nosucharch'."
+    [grouped] = [line for line in out.splitlines() if "kerncraft analyses failed" in line]
+    assert grouped.startswith(f"13 of 13 kerncraft analyses failed: {cause} (first: RHS_")
+    assert out.count(f"  not ranked: 32: {cause}") == 2
+    assert out.splitlines()[-1].startswith(
+        f"2 of 2 configurations have no ranked variant: every variant failed ({cause}")
+    code, out, err = run(capsys, *argv, "--json")
+    assert code == 4
+    answer = json.loads(out)
+    [group] = answer["failures"]
+    assert group["count"] == len(group["failed"]) == 13 and group["cause"] == cause
+    assert all("nosucharch" in item["message"] for item in group["failed"])
+    assert grouped in err.splitlines() and "2 of 2 configurations" in err.splitlines()[-1]
+    with Store.open(tmp_path / "s.h5", "r") as store:
+        stored = store.frame("kernel_predictions")
+    assert (stored["status"] == "failed").all() and stored["message"].str.contains(
+        "nosucharch").all()
 
 
 def scenario_with_flags(folder, flags: str) -> str:
