@@ -36,6 +36,20 @@ def tune_store(predicted_store, tmp_path) -> Path:
     return path
 
 
+FAULTS = PROJECT_ROOT / "tests" / "data" / "faults"
+
+
+def failing_scenario(folder: Path) -> str:
+    """The faults scenario with only the Update variants that crash or compute a wrong result:
+    every variant of its pool fails when measured."""
+    text = (FAULTS / "Update.kernel.yaml").read_text()
+    kept = [part for part in text.split("  - name: ")
+            if not part.startswith(("Update_j\n", "Update_forever\n"))]
+    (folder / "Update.kernel.yaml").write_text("  - name: ".join(kept))
+    shutil.copy(FAULTS / "faults.scenario.yaml", folder)
+    return str(folder / "faults.scenario.yaml")
+
+
 def tune_command(store: Path, *extra: str, ranks: int = 0) -> list[str]:
     """`hybridtune tune` of the tune scenario into store, under mpiexec -n ranks when ranks > 0."""
     command = [str(BIN / "hybridtune"), "tune", TUNE_SCENARIO, "--db", str(store),

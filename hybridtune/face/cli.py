@@ -10,7 +10,8 @@ import tempfile
 from pathlib import Path
 
 from hybridtune import __version__
-from hybridtune.face.cli_tuning import check_timing, cmd_machine, cmd_predict, open_store
+from hybridtune.face.cli_tuning import (EXIT_NO_CHOICE, check_timing, cmd_machine, cmd_predict,
+                                       open_store)
 from hybridtune.errors import HybridtuneError
 from hybridtune.face.cli_store import add_arguments as add_store_arguments
 from hybridtune.face.cli_store import cmd_store
@@ -20,6 +21,9 @@ from hybridtune.face.cli_report import add_arguments as add_report_arguments
 from hybridtune.face.cli_report import cmd_report
 from hybridtune.face.cli_tune import add_arguments as add_tune_arguments
 from hybridtune.face.cli_tune import tune_main
+from hybridtune.report.failures import (every_failed, failure_lines, group_failures,
+                                        without_choice_line)
+from hybridtune.report.ranking import configuration_title
 
 EXIT_BAD_INPUT = 2
 
@@ -236,18 +240,32 @@ def _cmd_measure(args) -> int:
             print(f"{result.id} {result.ivp} n={result.n} t={result.threads}: {result.status} "
                   f"{time} ({result.repetitions} reps)", flush=True)
 
-    results = []
+    results, ended = [], []
     with open_store(args.db, scenario, "measure") as store:
         def keep(result):
             store.append_many("measurements", [result.as_row()])
             show(result)
 
         for config in configs:
-            results += measure_configuration(scenario, config, chosen[config.method.name], options,
-                                             on_result=keep)
+            measured = measure_configuration(scenario, config, chosen[config.method.name],
+                                             options, on_result=keep)
+            results += measured
+            if not any(r.status == "ok" for r in measured):
+                ended.append((configuration_title(config),
+                              every_failed(_failures(measured), "variant")))
     if args.json:
         print(json.dumps([r.as_json() for r in results], indent=1))
+    out = sys.stderr if args.json else sys.stdout
+    for line in failure_lines(group_failures(_failures(results)), len(results), "measurements"):
+        print(line, file=out)
+    if ended:
+        print(without_choice_line(ended, len(configs), "no variant measured ok"), file=out)
+        return EXIT_NO_CHOICE
     return 0
+
+
+def _failures(results) -> list[tuple[str, str]]:
+    return [(r.id, f"{r.status}: {r.message}") for r in results if r.status != "ok"]
 
 
 def _cmd_solve(args) -> int:

@@ -192,8 +192,11 @@ def analysis_note(job) -> str:
 
 def _finish(result, strategy, args) -> int:
     from hybridtune.describe.library import default_store
+    from hybridtune.face.cli_tuning import EXIT_NO_CHOICE, offline_failures
+    from hybridtune.report.failures import failure_lines, failures_json, without_choice_line
     from hybridtune.report.ranking import configuration_title
-    from hybridtune.report.tuning import chosen_line, thread_notes
+    from hybridtune.report.tuning import (chosen_line, measurement_failures, thread_notes,
+                                          without_choice)
     out = sys.stderr if args.json else sys.stdout
     records = []
     for outcome in result.outcomes:
@@ -203,6 +206,9 @@ def _finish(result, strategy, args) -> int:
         records.append(record)
     for note in thread_notes(records):
         print(note, file=out)
+    failed, measured = measurement_failures(result.outcomes)
+    for line in failure_lines(failed, measured, "measurements"):
+        print(line, file=out)
     left = sum(len(outcome.not_measured) for outcome in result.outcomes)
     print(f"predict {result.t_predict_s:.1f} s, plan {result.t_plan_s:.1f} s, build "
           f"{result.t_build_s:.1f} s, measure "
@@ -212,12 +218,21 @@ def _finish(result, strategy, args) -> int:
     print(f"stored in {args.db or default_store()}: `hybridtune export SCENARIO --tuned --db "
           "FILE -o DIR` writes the tuned solver, `hybridtune report --db FILE -o DIR` the report",
           file=out, flush=True)
+    ended = without_choice(result.outcomes)
     if args.json:
         print(json.dumps({"configurations": records, "complete": result.complete,
+                          "without_choice": [{"configuration": title, "why": why}
+                                             for title, why in ended],
+                          "failures": {"analyses": failures_json(offline_failures(result.offline)),
+                                       "measurements": failures_json(failed)},
                           "t_predict_s": result.t_predict_s, "t_plan_s": result.t_plan_s,
                           "t_build_s": result.t_build_s,
                           "t_measure_s": result.t_measure_s, "wall_s": result.wall_s,
                           "notes": list(result.notes)}, indent=1))
+    if ended:
+        print(without_choice_line(ended, len(result.outcomes), "no measured choice"), file=out,
+              flush=True)
+        return EXIT_NO_CHOICE
     return 0 if result.complete else EXIT_INCOMPLETE
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from hybridtune.errors import HybridtuneError, RequestError
 from hybridtune.report.failures import (failure_lines, failures_json, group_failures,
                                         without_choice_line)
-from hybridtune.report.ranking import configuration_title
+from hybridtune.report.ranking import configuration_title, unranked_why
 
 EXIT_NO_CHOICE = 4      # a configuration ended without a ranked (predict) or measured (tune) choice
 
@@ -115,15 +115,9 @@ def offline_failures(result) -> list:
 
 
 def unranked_causes(rankings) -> list[tuple[str, str]]:
-    """(configuration, why) of each ranking with no variant ranked: its variants' usual failure."""
-    causes = []
-    for ranking in rankings:
-        if any(p.status == "ok" for p in ranking.predictions):
-            continue
-        groups = group_failures((p.id, p.message) for p in ranking.predictions)
-        why = f"every variant failed ({groups[0].cause})" if groups else "an empty pool"
-        causes.append((configuration_title(ranking.configuration), why))
-    return causes
+    """(configuration, why) of each ranking with no variant ranked."""
+    whys = [(configuration_title(r.configuration), unranked_why(r.predictions)) for r in rankings]
+    return [(title, why) for title, why in whys if why is not None]
 
 
 def offline_summary(scenario, result) -> str:

@@ -57,6 +57,12 @@ def group_failures(failures) -> list[FailureGroup]:
             for members in ordered]
 
 
+def every_failed(failures, what: str) -> str:
+    """Why nothing of a configuration succeeded: 'every WHAT failed (its most frequent cause)'."""
+    groups = group_failures(failures)
+    return f"every {what} failed ({groups[0].cause})" if groups else f"no {what}"
+
+
 def failure_lines(groups: list[FailureGroup], total: int, what: str) -> list[str]:
     """'114 of 114 kerncraft analyses failed: CAUSE (first: NAME)', one per cause."""
     return [f"{group.count} of {total} {what} failed: {group.cause} (first: {group.names[0]})"

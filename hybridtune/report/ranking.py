@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hybridtune.predict.variants import VariantPrediction, as_json
-from hybridtune.report.failures import group_failures
+from hybridtune.report.failures import every_failed, group_failures
 
 
 def configuration_title(config) -> str:
@@ -40,3 +40,11 @@ def ranking_json(ranking: list[VariantPrediction], shortlisted: list) -> list[di
         data["shortlisted"] = p.id in chosen
         out.append(data)
     return out
+
+
+def unranked_why(predictions) -> str | None:
+    """Why a configuration has no ranked variant (its variants' most frequent failure), or None
+    where one is ranked."""
+    if any(p.status == "ok" for p in predictions):
+        return None
+    return every_failed(((p.id, p.message) for p in predictions), "variant")

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from hybridtune.report.ranking import configuration_title
+from hybridtune.report.failures import every_failed, group_failures
+from hybridtune.report.ranking import configuration_title, unranked_why
 
 WIDE = 0.02     # intervals at most this wide (relative) call overlapping variants equal
 
@@ -37,13 +38,11 @@ def chosen_line(outcome, strategy: str) -> tuple[str, dict]:
               "measured_now": outcome.new, "failed": failed,
               "not_measured": list(outcome.not_measured), "retimed": sorted(outcome.retimed),
               "chosen": None, "ended_by": outcome.ended_by}
-    title = configuration_title(config)
     left = (f"; {len(outcome.not_measured)} not measured (time limit)"
             if outcome.not_measured else "")
     chosen = outcome.chosen()
     if chosen is None:
-        return (f"  {title}: no shortlisted variant measured ok ({len(failed)} failed){left}",
-                record)
+        return f"  no shortlisted variant measured ok ({len(failed)} failed){left}", record
     best, row = chosen
     record["chosen"] = {"id": best.id, "measured_s": row["median_s"],
                         "predicted_s": best.predicted_s, "predicted_rank": best.rank}
@@ -94,3 +93,32 @@ def thread_notes(records: list[dict]) -> list[str]:
                              f"{many}-thread one, which was predicted {predicted:.2f}x faster: "
                              f"use {few} thread(s) here")
     return notes
+
+
+def _failures(outcome) -> list[tuple[str, str]]:
+    """(id, 'status: message') of each shortlisted variant whose measurement failed."""
+    return [(p.id, f"{row['status']}: {row.get('message') or ''}")
+            for p in outcome.plan.shortlisted
+            if (row := outcome.rows.get(p.id)) is not None and row["status"] != "ok"]
+
+
+def measurement_failures(outcomes) -> tuple[list, int]:
+    """The failed measurements of the shortlists, grouped by cause, and how many were measured."""
+    measured = sum(p.id in outcome.rows for outcome in outcomes for p in outcome.plan.shortlisted)
+    return group_failures(f for outcome in outcomes for f in _failures(outcome)), measured
+
+
+def without_choice(outcomes) -> list[tuple[str, str]]:
+    """(configuration, why) of each configuration that ended without a measured choice; one that
+    the time limit left unfinished has not ended (rerun to continue)."""
+    ended = []
+    for outcome in outcomes:
+        if outcome.chosen() is not None or outcome.not_measured:
+            continue
+        plan, failed = outcome.plan, _failures(outcome)
+        if not plan.shortlisted:
+            why = unranked_why(plan.ranking) or "an empty shortlist"
+        else:
+            why = every_failed(failed, "shortlisted variant")
+        ended.append((configuration_title(plan.configuration), why))
+    return ended

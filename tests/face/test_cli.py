@@ -130,6 +130,22 @@ def test_measure_json(capsys):
         assert row["repetitions"] >= 6 and row["n"] == 600 and row["threads"] == 1
 
 
+def test_measure_groups_failures_and_exits_4_without_a_variant_measured_ok(capsys, tmp_path):
+    from tune_support import failing_scenario
+    base = "A_RHS_predictor_jl_LC_jli_RHS_jl_Approx_ji_"
+    argv = ["measure", failing_scenario(tmp_path), "--db", str(tmp_path / "s.h5"),
+            "--budget", "0.1"]
+    for name in ("Update_wrong", "Update_segfault"):
+        argv += ["--variant", base + name]
+    code, out, err = run(capsys, *argv)
+    assert code == 4, err
+    lines = out.splitlines()
+    assert "1 of 2 measurements failed: crash: killed by signal SIGSEGV (first: " in out
+    assert "1 of 2 measurements failed: wrong_result: after 3 steps the state differs" in out
+    assert lines[-1].startswith("1 of 1 configurations have no variant measured ok: every "
+                                "variant failed (")
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--variant", "A_nope"], "unknown variant id(s) A_nope"),
     (["-n", "601"], "n = 601 is not valid"),

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tune_support import (TUNE_SCENARIO, clean_env, first_timings, measurement_rows, run,
-                          runners_of, tune_command, wait_for_rows)
+from tune_support import (BIN, TUNE_SCENARIO, clean_env, failing_scenario, first_timings,
+                          measurement_rows, run, runners_of, tune_command, wait_for_rows)
 from hybridtune.store import Store
 
 pytestmark = pytest.mark.slow
@@ -81,6 +81,27 @@ def test_time_limit_reports_what_is_left_exit_3_and_a_rerun_continues(tune_store
     assert again.returncode == 0, again.stderr
     [second] = json.loads(again.stdout)["configurations"]
     assert second["measured_now"] == len(record["not_measured"]) and second["measured"] == 6
+
+
+def test_a_configuration_without_a_measured_choice_exits_4_and_says_why(tmp_path):
+    scenario = failing_scenario(tmp_path)
+    done = run([str(BIN / "hybridtune"), "tune", scenario, "--db", str(tmp_path / "s.h5"),
+                "--strategy", "top_k:3", "--budget", "0.1", "--json"])
+    assert done.returncode == 4, done.stderr
+    answer = json.loads(done.stdout)
+    [record] = answer["configurations"]
+    assert record["chosen"] is None and len(record["failed"]) == record["measured"] == 3
+    [ended] = answer["without_choice"]
+    assert ended["why"].startswith("every shortlisted variant failed (")
+    groups = answer["failures"]["measurements"]
+    assert sum(g["count"] for g in groups) == 3 and answer["failures"]["analyses"] == []
+    assert {g["cause"].split(":")[0] for g in groups} <= {"crash", "wrong_result"}
+    lines = done.stderr.splitlines()
+    assert [line for line in lines if " of 3 measurements failed: " in line]
+    assert lines[-1].startswith("1 of 1 configurations have no measured choice: every "
+                                "shortlisted variant failed (")
+    rows = measurement_rows(tmp_path / "s.h5")
+    assert len(rows) == 3 and all(row["status"] in ("crash", "wrong_result") for row in rows)
 
 
 @pytest.mark.parametrize("extra, message", [

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -11,8 +12,8 @@ import time
 import psutil
 import pytest
 
-from tune_support import (BIN, clean_env, first_timings, measurement_rows, run, tune_command,
-                          wait_for_rows)
+from tune_support import (BIN, clean_env, failing_scenario, first_timings, measurement_rows, run,
+                          tune_command, wait_for_rows)
 
 pytestmark = [pytest.mark.mpi, pytest.mark.slow]
 
@@ -133,3 +134,14 @@ def test_a_measuring_rank_starts_a_nested_mpi_program_of_its_own():
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report == {"parent": 2, "code": 0, "child": ["2", "2"]}
 
+
+
+def test_exit_code_4_is_every_ranks_code(tmp_path):
+    scenario = failing_scenario(tmp_path)
+    tune = (f"{BIN / 'hybridtune'} tune {scenario} --db {tmp_path / 's.h5'} --strategy top_k:3 "
+            "--budget 0.1")
+    done = run([str(BIN / "mpiexec"), "-n", "2", "sh", "-c",
+                f'{tune}; echo "rank $PMI_RANK exit $?"'])
+    assert sorted(re.findall(r"^rank (\d) exit (\d+)$", done.stdout, re.MULTILINE)) == [
+        ("0", "4"), ("1", "4")], done.stdout + done.stderr
+    assert "1 of 1 configurations have no measured choice" in done.stdout
