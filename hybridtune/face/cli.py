@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -392,6 +393,9 @@ def main(argv: list[str] | None = None) -> int:
         return _report(exc)
     except BrokenPipeError:
         return 0
+    except KeyboardInterrupt:
+        print("stopped by SIGINT", file=sys.stderr)
+        return 128 + signal.SIGINT
 
 
 if __name__ == "__main__":

@@ -5,31 +5,13 @@ from __future__ import annotations
 import json
 import math
 import os
-import signal
 import sys
 
 from hybridtune.errors import RequestError
+from hybridtune.face import signals
+from hybridtune.face.signals import Terminated
 
 EXIT_INCOMPLETE = 3         # the time limit came first: rerun to continue
-SHUTDOWN = (signal.SIGTERM, signal.SIGINT)
-
-
-class Terminated(Exception):
-    """SIGTERM (Slurm's time limit, scancel) or SIGINT (Ctrl-C): stop, keep what is stored,
-    exit non-zero (128 + the signal's number)."""
-
-    def __init__(self, signum: int):
-        super().__init__(signal.Signals(signum).name)
-        self.code = 128 + signum
-
-
-def _on_signal(signum, frame):
-    raise Terminated(signum)
-
-
-def install_handlers() -> None:
-    for signum in SHUTDOWN:
-        signal.signal(signum, _on_signal)
 
 
 def add_arguments(tune) -> None:
@@ -301,7 +283,7 @@ def tune_main(argv: list[str], parse, report_error) -> int:
     """Entry of `hybridtune tune` on every rank: rank 0 runs the command, the others serve it."""
     from hybridtune.face.executors import release, serve
     from hybridtune.face.launch import LaunchError, discover
-    install_handlers()
+    signals.install()
     try:
         launch = discover()
     except LaunchError as error:
@@ -318,16 +300,21 @@ def tune_main(argv: list[str], parse, report_error) -> int:
         args = parse(argv)
         code = cmd_tune(args, launch)
     except Terminated as stop:
-        code = stop.code
-        print(f"stopped by {stop}: the store keeps every finished measurement; rerun "
-              "the same command to continue", file=sys.stderr, flush=True)
+        code = _stopped(stop)
     except SystemExit as exit_:
         code = exit_.code if isinstance(exit_.code, int) else 2
     except Exception as error:      # only the CLI turns errors into messages and exit codes
-        code = report_error(error)
+        stop = signals.received()   # after a signal, what broke broke because of it
+        code = _stopped(stop) if stop is not None else report_error(error)
     finally:
         release(launch, code)
     if launch.size > 1 and code > 128:
         sys.stdout.flush()
         os._exit(code)
     return code
+
+
+def _stopped(stop: Terminated) -> int:
+    print(f"stopped by {stop}: the store keeps every finished measurement; rerun the same "
+          "command to continue", file=sys.stderr, flush=True)
+    return stop.code

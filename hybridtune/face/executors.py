@@ -18,6 +18,7 @@ from collections import deque
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 
 from hybridtune.errors import HybridtuneError
+from hybridtune.face import signals
 from hybridtune.face.launch import POLL_S, Backoff, Launch, wait_for
 
 TAG_STOP = 3
@@ -187,6 +188,7 @@ def serve(launch: Launch) -> int:
     threads = ThreadPoolExecutor(max_workers=len(os.sched_getaffinity(0)) + 1)
     try:
         while True:
+            signals.check()
             for future in [f for f in running if f.done()]:
                 task, tag = running.pop(future)
                 sends.append(comm.isend((task, future.result()), dest=0, tag=tag))

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from hybridtune.face import signals
 from hybridtune.learn.hybrid import Belief, prior_belief
 from hybridtune.learn.persist import latest_models, load_model
 from hybridtune.learn.table import PREDICTION_COLUMNS, joined_rows, latest_predictions
@@ -159,6 +160,7 @@ def run_hybrid(executor, plans: list, found: list, options: MeasureOptions, coll
     left: dict = {index: [] for index in range(len(plans))}
     running: dict = {}
     while True:
+        signals.check()
         progressed = True
         while len(running) < executor.capacity and progressed:
             progressed = False

@@ -16,7 +16,9 @@ from hybridtune.generate.kerncraft_form import kerncraft_form
 from hybridtune.generate.pool import build_pool
 from hybridtune.measure.microbench import barrier_samples
 from hybridtune.measure.provenance import node_name
+from hybridtune.face import signals
 from hybridtune.predict import kerncraft_adapter
+from hybridtune.predict.kerncraft_adapter import worker_environment
 from hybridtune.predict.communication import (BARRIER_KIND, BarrierFit, benchmark_records,
                                               fit_barrier)
 from hybridtune.generate.kerncraft_form import ELEMENT_BYTES
@@ -69,7 +71,7 @@ def kernel_forms(scenario: Scenario, method, workers: int | None = None) -> dict
     todo = [i for i, form in enumerate(forms) if form is None]
     workers = workers or len(os.sched_getaffinity(0))
     if workers > 1 and len(todo) >= PARALLEL_FORMS:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
+        with ProcessPoolExecutor(max_workers=workers, initializer=worker_environment) as pool:
             built = list(pool.map(_form, [jobs[i] for i in todo],
                                   chunksize=max(1, len(todo) // (4 * workers))))
     else:
@@ -180,6 +182,7 @@ def predict_scenario(scenario: Scenario, n: int | None = None, threads: list[int
                 store.append_many("kernel_predictions", new)
             if on_loop:
                 on_loop(job, results)
+            signals.check()
 
         analyses += run_analyses(todo, machine, scenario.model, workers, executor, on_job=finished)
         known = region_predictions(rows)

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from hybridtune.describe.configuration import Configuration
 from hybridtune.describe.scenario import Scenario
 from hybridtune.describe.strategy import Strategy
+from hybridtune.face import signals
 from hybridtune.face.hybrid_tuning import run_hybrid, searches
 from hybridtune.face.offline import predict_scenario
 from hybridtune.generate.pool import pool_for
@@ -167,15 +168,19 @@ def spread_builds(executor, codes: list[str], on_built=None) -> None:
     """The nodes compile the variants, BUILD_CHUNK at a time each, before any is timed."""
     futures = []
     for i in range(0, len(codes), BUILD_CHUNK):
+        signals.check()
         future = executor.submit(build_batch, codes[i:i + BUILD_CHUNK])
         if not future.done():
             futures.append(future)
         elif on_built:                      # built at submission (one process): tell at once
             on_built(future.result())
-    for future in futures:
-        built = future.result()
-        if on_built:
-            on_built(built)
+    while futures:
+        done, _ = wait(futures, timeout=0.5)
+        signals.check()
+        for future in done:
+            futures.remove(future)
+            if on_built:
+                on_built(future.result())
 
 
 class Collector:
@@ -208,6 +213,7 @@ def run_tasks(executor, plans: list, options: MeasureOptions, collector: Collect
     running: dict = {}
     position = 0
     while position < len(queue) or running:
+        signals.check()
         while position < len(queue) and len(running) < executor.capacity:
             _, index, task = queue[position]
             position += 1
@@ -263,6 +269,7 @@ def retime(executor, plans: list, rows: dict, new: dict, options: MeasureOptions
 
     futures = {}
     for index, ids in groups.items():
+        signals.check()
         if deadline is not None and time.monotonic() + 2 * len(ids) > deadline:
             continue
         future = executor.submit(retime_interleaved, [plans[index].all_tasks[i] for i in ids],
@@ -271,8 +278,11 @@ def retime(executor, plans: list, rows: dict, new: dict, options: MeasureOptions
             collect(index, future)
         else:
             futures[future] = index
-    for future, index in futures.items():
-        collect(index, future)
+    while futures:
+        done, _ = wait(list(futures), timeout=0.5)
+        signals.check()
+        for future in done:
+            collect(futures.pop(future), future)
     return retimed
 
 
@@ -293,11 +303,13 @@ def tune(request: TuneRequest, store, executor, workers: int, hardware_id: str,
         on_loop=on_analysis, executor=analysis_executor,
         on_analyses=(lambda count: on_phase("kerncraft analyses", count)) if on_phase else None)
     t_predict = time.monotonic() - started
+    signals.check()
     if on_predicted:
         on_predicted(offline)
     mark = time.monotonic()
     plans = plan_configurations(request, offline.rankings, stored_rows(store), hardware_id)
     t_plan = time.monotonic() - mark
+    signals.check()
     for plan in plans:
         if on_planned:
             on_planned(plan)

@@ -11,6 +11,7 @@ import math
 import os
 import re
 import shutil
+import signal
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -327,5 +328,9 @@ def _traffic(results: dict) -> dict:
 
 
 def worker_environment() -> None:
-    """Keep kerncraft's compiler calls to one thread each; analyses run one per process."""
+    """A worker process of the offline stage: kerncraft's compiler calls one thread each (analyses
+    run one per process), and SIGTERM or SIGINT end the worker quietly (the parent decides what a
+    stop means)."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, signal.SIG_DFL)

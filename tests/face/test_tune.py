@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import time
@@ -68,6 +69,29 @@ def test_sigterm_keeps_what_is_stored_and_exits_non_zero_within_seconds(tune_sto
     assert runners_of(process.pid) == []
     rows = measurement_rows(tune_store)
     assert rows and all(row["status"] == "ok" for row in rows)   # the interrupted one: no crash
+
+
+@pytest.mark.parametrize("phase", ["kerncraft analyses", "builds", "measurements"])
+def test_sigterm_to_the_job_in_any_phase_ends_it_quietly(tmp_path, phase):
+    """As scancel and Ctrl-C do, every process of the job gets the signal: whatever it lands in
+    (a worker, a compiler, a runner, a finaliser), the run ends with 143 and no traceback."""
+    env = {**clean_env(), "HYBRIDTUNE_CACHE": str(tmp_path / "cache")}
+    process = subprocess.Popen(tune_command(tmp_path / "s.h5", "--budget", "1"), env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True)
+    seen = []
+    for line in process.stderr:
+        seen.append(line)
+        if f"] {phase}: " in line:
+            break
+    assert any(f"] {phase}: " in line for line in seen), "".join(seen)
+    time.sleep(0.3)
+    os.killpg(process.pid, signal.SIGTERM)
+    out, err = process.communicate(timeout=60)
+    err = "".join(seen) + err
+    assert process.returncode == 128 + signal.SIGTERM, err
+    assert "Traceback" not in out + err and "Exception ignored" not in err
+    assert err.rstrip().endswith("rerun the same command to continue")
 
 
 def test_time_limit_reports_what_is_left_exit_3_and_a_rerun_continues(tune_store):
