@@ -11,8 +11,8 @@ import tempfile
 from pathlib import Path
 
 from hybridtune import __version__
-from hybridtune.face.cli_tuning import (EXIT_NO_CHOICE, check_timing, cmd_machine, cmd_predict,
-                                       open_store)
+from hybridtune.face.cli_measure import cmd_measure
+from hybridtune.face.cli_tuning import cmd_machine, cmd_predict
 from hybridtune.errors import HybridtuneError
 from hybridtune.face.cli_store import add_arguments as add_store_arguments
 from hybridtune.face.cli_store import cmd_store
@@ -22,9 +22,6 @@ from hybridtune.face.cli_report import add_arguments as add_report_arguments
 from hybridtune.face.cli_report import cmd_report
 from hybridtune.face.cli_tune import add_arguments as add_tune_arguments
 from hybridtune.face.cli_tune import tune_main
-from hybridtune.report.failures import (every_failed, failure_lines, group_failures,
-                                        without_choice_line)
-from hybridtune.report.ranking import configuration_title
 
 EXIT_BAD_INPUT = 2
 
@@ -215,60 +212,6 @@ def _summary(scenario, rows: list[dict]) -> str:
             f"({kernel_variants} kernel variants); method {methods}")
 
 
-def _cmd_measure(args) -> int:
-    from hybridtune.measure.runner import MeasureOptions
-    from hybridtune.describe.configuration import configurations
-    from hybridtune.generate.pool import select_variants
-    from hybridtune.measure.tasks import measure_configuration, thread_problems
-    from hybridtune.errors import RequestError
-    check_timing(args)
-    if args.threads and min(args.threads) < 1:
-        raise RequestError(f"--threads: expected counts >= 1, got {min(args.threads)}")
-    scenario = _load_scenario(args.scenario)
-    configs = list(configurations(scenario, args.n, args.threads))
-    problems = thread_problems(sorted({c.threads for c in configs}))
-    if problems and args.strict:
-        raise RequestError("; ".join(problems) + " (--strict)")
-    for problem in problems:
-        print(f"warning: {problem}; timings will be oversubscribed", file=sys.stderr)
-    chosen = {m.name: select_variants(scenario, m, args.variant) for m in scenario.methods}
-    options = MeasureOptions(ci_target=args.ci, budget_s=args.budget)
-
-    def show(result):
-        if not args.json:
-            time = f"{result.median_s:.4e} s/step +-{100 * result.ci_rel:.1f}%" \
-                if result.status == "ok" else result.message.splitlines()[0][:100]
-            print(f"{result.id} {result.ivp} n={result.n} t={result.threads}: {result.status} "
-                  f"{time} ({result.repetitions} reps)", flush=True)
-
-    results, ended = [], []
-    with open_store(args.db, scenario, "measure") as store:
-        def keep(result):
-            store.append_many("measurements", [result.as_row()])
-            show(result)
-
-        for config in configs:
-            measured = measure_configuration(scenario, config, chosen[config.method.name],
-                                             options, on_result=keep)
-            results += measured
-            if not any(r.status == "ok" for r in measured):
-                ended.append((configuration_title(config),
-                              every_failed(_failures(measured), "variant")))
-    if args.json:
-        print(json.dumps([r.as_json() for r in results], indent=1))
-    out = sys.stderr if args.json else sys.stdout
-    for line in failure_lines(group_failures(_failures(results)), len(results), "measurements"):
-        print(line, file=out)
-    if ended:
-        print(without_choice_line(ended, len(configs), "no variant measured ok"), file=out)
-        return EXIT_NO_CHOICE
-    return 0
-
-
-def _failures(results) -> list[tuple[str, str]]:
-    return [(r.id, f"{r.status}: {r.message}") for r in results if r.status != "ok"]
-
-
 def _cmd_solve(args) -> int:
     import numpy as np
 
@@ -368,7 +311,7 @@ def _cmd_method(args) -> int:
 
 
 COMMANDS = {"check": _cmd_check, "variants": _cmd_variants, "solve": _cmd_solve,
-            "measure": _cmd_measure, "export": _cmd_export,
+            "measure": cmd_measure, "export": _cmd_export,
             "predict": cmd_predict, "machine": cmd_machine, "store": cmd_store,
             "train": cmd_train, "evaluate": cmd_evaluate,
             "method": _cmd_method, "report": cmd_report}
