@@ -6,9 +6,6 @@ import json
 import sys
 
 from hybridtune.face.cli_tuning import EXIT_NO_CHOICE, check_timing, open_store
-from hybridtune.report.failures import (every_failed, failure_lines, group_failures,
-                                        without_choice_line)
-from hybridtune.report.ranking import configuration_title
 
 
 def cmd_measure(args) -> int:
@@ -18,6 +15,9 @@ def cmd_measure(args) -> int:
     from hybridtune.generate.pool import select_variants
     from hybridtune.measure.tasks import measure_configuration, thread_problems
     from hybridtune.errors import RequestError
+    from hybridtune.report.failures import (every_failed, failure_lines, group_failures,
+                                            without_choice_line)
+    from hybridtune.report.ranking import configuration_title
     check_timing(args)
     if args.threads and min(args.threads) < 1:
         raise RequestError(f"--threads: expected counts >= 1, got {min(args.threads)}")

@@ -8,9 +8,6 @@ import sys
 from pathlib import Path
 
 from hybridtune.errors import HybridtuneError, RequestError
-from hybridtune.report.failures import (failure_lines, failures_json, group_failures,
-                                        without_choice_line)
-from hybridtune.report.ranking import configuration_title, unranked_why
 
 EXIT_NO_CHOICE = 4      # a configuration ended without a ranked (predict) or measured (tune) choice
 
@@ -54,6 +51,7 @@ def cmd_predict(args) -> int:
     from hybridtune.describe.loader import load
     from hybridtune.face.offline import predict_scenario
     from hybridtune.prune.shortlist import shortlist
+    from hybridtune.report.failures import failure_lines, failures_json, without_choice_line
     from hybridtune.report.ranking import ranking_json, ranking_lines
     from hybridtune.predict.kerncraft_adapter import check_compiler
     check_selection(args)
@@ -110,17 +108,20 @@ def cmd_predict(args) -> int:
 
 def offline_failures(result) -> list:
     """The kerncraft analyses that failed, grouped by cause."""
+    from hybridtune.report.failures import group_failures
     return group_failures(("/".join(part for part in names[0].split("/") if part), message)
                           for names, message in result.failed_loops)
 
 
 def unranked_causes(rankings) -> list[tuple[str, str]]:
     """(configuration, why) of each ranking with no variant ranked."""
+    from hybridtune.report.ranking import configuration_title, unranked_why
     whys = [(configuration_title(r.configuration), unranked_why(r.predictions)) for r in rankings]
     return [(title, why) for title, why in whys if why is not None]
 
 
 def offline_summary(scenario, result) -> str:
+    from hybridtune.report.failures import failure_lines
     lines = [f"machine {scenario.machine.name} ({scenario.machine_note}); model {scenario.model}; "
              f"{result.loops} distinct loops, {result.analyses} kerncraft analyses this run "
              f"(kerncraft {result.versions.get('kerncraft')}, OSACA {result.versions.get('osaca')}); "
