@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import textwrap
+import time
 
 import pytest
 
@@ -34,6 +35,47 @@ def test_tune_sbatch_spreads_the_shortlist_over_both_nodes(local_cluster, tune_s
     assert {row["node"] for row in rows} == {"n1", "n2"}
     chosen = [row for row in rows if row["id"] == record["chosen"]["id"]]
     assert chosen and all(row["status"] == "ok" for row in chosen)
+
+
+def test_scancel_with_term_ends_the_job_without_a_traceback_and_a_rerun_continues(
+        local_cluster, tune_store, tmp_path):
+    log = tmp_path / "tune.log"
+    env = {**local_cluster.env, "HYBRIDTUNE": str(BIN / "hybridtune")}
+    submitted = subprocess.run(["sbatch", "--parsable", f"--output={log}",
+                                str(PROJECT_ROOT / "jobs" / "tune.sbatch"), TUNE_SCENARIO, "--db",
+                                str(tune_store), "--budget", "2", "--ci", "1e-6"],
+                               cwd=PROJECT_ROOT, env=env, capture_output=True, text=True,
+                               timeout=60)
+    assert submitted.returncode == 0, submitted.stderr
+    job = submitted.stdout.strip().split(";")[0]
+    deadline = time.monotonic() + 300
+    while not measurement_rows_or_none(tune_store) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert measurement_rows_or_none(tune_store), log.read_text() if log.exists() else "no log"
+    subprocess.run(["scancel", "--signal=TERM", job], env=env, check=True, timeout=30)
+    while time.monotonic() < deadline:
+        state = subprocess.run(["squeue", "-h", "-j", job], env=env, capture_output=True,
+                               text=True).stdout.strip()
+        if not state:
+            break
+        time.sleep(0.5)
+    text = log.read_text()
+    assert "stopped by SIGTERM" in text, text
+    assert "Traceback" not in text and "Exception ignored" not in text, text
+    done = sbatch(local_cluster, PROJECT_ROOT / "jobs" / "tune.sbatch", tmp_path / "again.log",
+                  TUNE_SCENARIO, "--db", str(tune_store), "--json")
+    again = (tmp_path / "again.log").read_text()
+    assert done.returncode == 0, again
+    result = json.loads(again[again.index("{\n"):again.rindex("}") + 1])
+    [record] = result["configurations"]
+    assert first_timings(measurement_rows(tune_store)) == {v: 1 for v in record["shortlisted"]}
+
+
+def measurement_rows_or_none(store) -> list:
+    try:
+        return measurement_rows(store)
+    except Exception:       # the job's writer holds the store: look again later
+        return []
 
 
 def test_srun_without_pmi_is_refused_by_rank_0_alone(local_cluster, tune_store, tmp_path):
