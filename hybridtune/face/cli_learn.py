@@ -199,7 +199,7 @@ def corrected_lines(configuration, predictions, corrected: dict, head: int) -> l
 
 
 def cmd_evaluate(args) -> int:
-    from hybridtune.learn.evaluate import evaluate
+    from hybridtune.strategies.evaluate import evaluate
     if not 0 < args.stop < 1:
         raise RequestError(f"--stop {args.stop:g}: expected a probability in (0, 1)")
     from hybridtune.learn.table import joined_rows
@@ -223,7 +223,7 @@ def cmd_evaluate(args) -> int:
 def transfer_lines(result) -> list[str]:
     """What measurements of other configurations tell of the left-out IVPs' configurations, as
     text, beside hybrid's own numbers."""
-    from hybridtune.learn.transfer import LABELS, LEVEL
+    from hybridtune.strategies.transfer import LABELS, LEVEL
     found = result.transfer
     if not found:
         return []
@@ -248,7 +248,7 @@ def transfer_lines(result) -> list[str]:
 def offline_by_machine(frames: dict) -> dict:
     """Per machine file the store predicted with (named by its runs): the offline model's error
     per size regime; before and after a change to the machine file, for instance."""
-    from hybridtune.learn.evaluate import regime_errors
+    from hybridtune.strategies.evaluate import regime_errors
     from hybridtune.learn.table import joined_rows, machine_files
     predictions, measurements = frames["variant_predictions"], frames["measurements"]
     names = machine_file_names(frames["runs"])

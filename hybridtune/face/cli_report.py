@@ -51,7 +51,7 @@ def _hardware(measurements) -> list:
 
 def build(frames: dict) -> dict:
     """Everything the page shows: evaluation (or why not), drawn plots and missing ones, notes."""
-    from hybridtune.learn.evaluate import evaluate, regime_errors
+    from hybridtune.strategies.evaluate import evaluate, regime_errors
     from hybridtune.learn.table import KEY, best_measurements, joined_rows
     from hybridtune.report import plots
     from hybridtune.report.plots import Missing

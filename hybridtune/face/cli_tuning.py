@@ -50,7 +50,7 @@ def check_selection(args) -> None:
 def cmd_predict(args) -> int:
     from hybridtune.describe.loader import load
     from hybridtune.face.offline import predict_scenario
-    from hybridtune.prune.shortlist import shortlist
+    from hybridtune.strategies.registry import shortlist
     from hybridtune.report.failures import failure_lines, failures_json, without_choice_line
     from hybridtune.report.ranking import ranking_json, ranking_lines
     from hybridtune.predict.kerncraft_adapter import check_compiler
@@ -73,7 +73,7 @@ def cmd_predict(args) -> int:
                   r.configuration.threads) for r in result.rankings], result.new_rankings > 0)
     out = []
     for ranking in result.rankings:
-        picked = shortlist(list(ranking.predictions), scenario.strategy)
+        picked = shortlist(scenario.strategy, ranking.predictions)
         config = ranking.configuration
         mine = corrected.get((config.method.name, config.ivp.name, config.n, config.threads))
         if args.json:

@@ -1,83 +1,15 @@
-"""The hybrid strategy's run: a belief from the trained model (or the offline model alone) over the variants of each IVP's configurations, one measurement dispatched at a time per free node, the belief conditioned on each result, each configuration stopping when no variant is likely to beat its best."""
+"""The hybrid strategy's searches built from the store: a belief from the trained model (or the offline model alone) over the variants of each IVP's configurations, shared by that IVP's searches and conditioned on what the store already holds."""
 
 from __future__ import annotations
 
-import math
-import time
-from concurrent.futures import FIRST_COMPLETED, wait
-from dataclasses import dataclass, field
-
-import numpy as np
-
-from hybridtune.face import signals
-from hybridtune.learn.hybrid import Belief, prior_belief
+from hybridtune.face.rows import observed
+from hybridtune.learn.hybrid import prior_belief
 from hybridtune.learn.persist import latest_models, load_model
 from hybridtune.learn.table import PREDICTION_COLUMNS, joined_rows, latest_predictions
-from hybridtune.measure.runner import MeasureOptions, measure
+from hybridtune.strategies.hybrid import HybridSearch
 
 
 MAX_TOGETHER = 4000      # candidates one belief holds at most (its covariance is their square)
-
-
-@dataclass
-class Search:
-    """One configuration's search over plan.shortlisted (all ranked variants): their rows of a
-    belief it may share with the searches of the same IVP's other configurations."""
-    index: int
-    belief: Belief
-    ids: list
-    stop: float
-    limit: int
-    start: int = 0              # the belief's row of ids[0]; ids take consecutive rows
-    best: int | None = None
-    best_row: dict | None = None
-    busy: set = field(default_factory=set)
-    excluded: set = field(default_factory=set)   # failed for good: never measured again
-    done: bool = False
-    ended_by: str = ""          # why it stopped measuring
-
-    @property
-    def among(self) -> np.ndarray:
-        return np.arange(self.start, self.start + len(self.ids))
-
-    def observe(self, position: int, row: dict) -> None:
-        self.busy.discard(position)
-        if row["status"] == "ok" and row.get("median_s") and math.isfinite(row["median_s"]):
-            self.belief.observe(self.start + position, math.log(row["median_s"]), row.get("ci_rel"))
-            if self.best is None or row["median_s"] < self.best_row["median_s"]:
-                self.best, self.best_row = position, row
-        else:
-            self.excluded.add(position)
-
-    def next_pick(self) -> int | None:
-        """The next variant to measure, or None (and done) when the search has ended."""
-        if self.done:
-            return None
-        tried = sum(1 for i in self.belief.observed if 0 <= i - self.start < len(self.ids)) \
-            + len(self.excluded)
-        if tried + len(self.busy) >= self.limit:
-            self.done = not self.busy
-            self.ended_by = ("the whole pool" if self.limit >= len(self.ids)
-                             else f"--max-measurements {self.limit}")
-            return None
-        if self.best is not None:
-            ci = self.best_row.get("ci_rel")
-            chances = self.belief.chances(math.log(self.best_row["median_s"]),
-                                          ci if ci is not None and math.isfinite(ci) else 0.0,
-                                          self.among)
-            chances[list(self.busy | self.excluded)] = 0.0
-            if chances.max() < self.stop:
-                self.done = not self.busy
-                self.ended_by = f"no variant faster with probability {self.stop:g}"
-                return None
-        best_log = None if self.best is None else math.log(self.best_row["median_s"])
-        pick = self.belief.next_pick(best_log, {self.start + i for i in self.busy | self.excluded},
-                                     self.among)
-        if pick is None:
-            self.done = not self.busy
-            self.ended_by = "the whole pool"
-            return None
-        return pick - self.start
 
 
 def prior_model(store, predictions, machine_sha256: str, hardware_id: str):
@@ -141,58 +73,11 @@ def searches(plans: list, store, machine_sha256: str, hardware_id: str, stop: fl
         for index in group:
             plan = plans[index]
             mine = [p.id for p in plan.shortlisted]
-            search = Search(index, belief, mine, stop, max_measurements or len(mine), start)
+            search = HybridSearch(belief, len(mine), stop, max_measurements or len(mine), start)
             for position, vid in enumerate(mine):
                 if vid in plan.reused:
-                    search.observe(position, plan.reused[vid])
+                    search.tell(position, *observed(plan.reused[vid]))
             found[index] = search
             start += len(mine)
     return [found[index] for index in range(len(plans))], \
         note + (f" ({why_not})" if why_not else "")
-
-
-def run_hybrid(executor, plans: list, found: list, options: MeasureOptions, collector,
-               deadline: float | None, task_cost: float) -> tuple[dict, dict]:
-    """Dispatch each search's next pick to a free node until every search has ended (or the
-    deadline); the new rows and, where the deadline stopped a search, its next pick as left."""
-    tasks = [{task.generated.variant_id: task for task in plan.tasks} for plan in plans]
-    new: dict = {index: {} for index in range(len(plans))}
-    left: dict = {index: [] for index in range(len(plans))}
-    running: dict = {}
-    while True:
-        signals.check()
-        progressed = True
-        while len(running) < executor.capacity and progressed:
-            progressed = False
-            for search in found:
-                if len(running) >= executor.capacity:
-                    break
-                pick = search.next_pick()
-                if pick is None:
-                    continue
-                vid = search.ids[pick]
-                if deadline is not None and time.monotonic() + task_cost > deadline:
-                    left[search.index] = [vid]
-                    search.done = True
-                    continue
-                task = tasks[search.index].get(vid)
-                if task is None:            # answered by the store but not observable: skip it
-                    search.excluded.add(pick)
-                    progressed = True
-                    continue
-                search.busy.add(pick)
-                running[executor.submit(measure, task, options)] = (search, pick)
-                progressed = True
-        if not running:
-            return new, left
-        done, _ = wait(list(running), timeout=0.5, return_when=FIRST_COMPLETED)
-        for future in done:
-            search, pick = running.pop(future)
-            row = collector.take(plans[search.index], future.result())
-            if row is None:
-                search.busy.discard(pick)
-                left[search.index] = [search.ids[pick]]
-                search.done = True
-            else:
-                new[search.index][row["id"]] = row
-                search.observe(pick, row)

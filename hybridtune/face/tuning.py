@@ -1,4 +1,4 @@
-"""The tuning pipeline, the only place that knows its order: predict -> prune -> plan -> run -> collect -> choose -> store."""
+"""The tuning pipeline, the only place that knows its order: predict -> shortlist -> plan -> run -> collect -> choose -> store."""
 
 from __future__ import annotations
 
@@ -11,14 +11,16 @@ from hybridtune.describe.configuration import Configuration
 from hybridtune.describe.scenario import Scenario
 from hybridtune.describe.strategy import Strategy
 from hybridtune.face import signals
-from hybridtune.face.hybrid_tuning import run_hybrid, searches
+from hybridtune.face.hybrid_tuning import searches
+from hybridtune.face.rows import observed, row_ok
 from hybridtune.face.offline import predict_scenario
 from hybridtune.generate.pool import pool_for
 from hybridtune.measure.provenance import build_identity, code_sha256
 from hybridtune.measure.runner import (MeasureOptions, MeasureTask, Measurement, measure,
                                        retime_interleaved)
 from hybridtune.measure.tasks import plan_tasks, prebuild, with_reference
-from hybridtune.prune.shortlist import shortlist
+from hybridtune.strategies.protocol import Planned
+from hybridtune.strategies.registry import ADAPTIVE, shortlist
 
 FINAL_FAILURES = ("compile_error", "crash", "wrong_result")
 RETIME_MAX = 8          # contenders re-timed interleaved per configuration
@@ -50,7 +52,7 @@ class Plan:
     shortlisted: tuple
     pool: int
     reused: dict                    # variant id -> stored measurement row
-    tasks: tuple                    # MeasureTask to run, longest predicted first
+    tasks: tuple                    # MeasureTask to run, in the strategy's order
     all_tasks: dict                 # variant id -> MeasureTask, for every shortlisted variant
 
 
@@ -81,11 +83,6 @@ class TuneResult:
     t_measure_s: float
     wall_s: float
     notes: tuple = ()               # what the run wants its user to know (the hybrid prior)
-
-
-def row_ok(row: dict) -> bool:
-    median = row.get("median_s")
-    return row.get("status") == "ok" and median is not None and math.isfinite(median)
 
 
 def task_key(task: MeasureTask, build_id: str, hardware_id: str) -> tuple:
@@ -138,7 +135,7 @@ def plan_configurations(request: TuneRequest, rankings, stored: dict, hardware_i
     for ranking in rankings:
         config = ranking.configuration
         predictions = list(ranking.predictions)
-        picked = in_shard(shortlist(predictions, request.strategy), request.shard)
+        picked = in_shard(shortlist(request.strategy, predictions), request.shard)
         pool = pools[config.method.name]
         tasks = plan_tasks(request.scenario, config, [pool[p.id] for p in picked], request.options,
                            reference=False)
@@ -148,11 +145,9 @@ def plan_configurations(request: TuneRequest, rankings, stored: dict, hardware_i
             if row is not None and still_valid(row, request.options, request.retry_failed):
                 reused[prediction.id] = row
             else:
-                todo.append((prediction.predicted_s, task))
-        todo.sort(key=lambda pair: -pair[0])
+                todo.append(task)
         plans.append(Plan(config, tuple(predictions), tuple(picked), len(pool), reused,
-                          tuple(with_reference([task for _, task in todo], config,
-                                               request.options)),
+                          tuple(with_reference(todo, config, request.options)),
                           {p.id: task for p, task in zip(picked, tasks)}))
     return plans
 
@@ -200,38 +195,54 @@ class Collector:
         return row
 
 
-def run_tasks(executor, plans: list, options: MeasureOptions, collector: Collector,
-              deadline: float | None) -> tuple[dict, dict]:
-    """Dispatch the plans' tasks (longest predicted first) while the deadline allows; the new rows
-    and the ids left unmeasured, per configuration index."""
-    predicted = [{p.id: p.predicted_s for p in plan.shortlisted} for plan in plans]
-    queue = sorted(((-predicted[index][task.generated.variant_id], index, task)
-                    for index, plan in enumerate(plans) for task in plan.tasks),
-                   key=lambda item: item[:2])
+def run_searches(executor, plans: list, found: list, options: MeasureOptions,
+                 collector: Collector, deadline: float | None, cost_s: float
+                 ) -> tuple[dict, dict]:
+    """While a node is free, ask each configuration's search in turn for its next variant,
+    measure it (or answer it from the store) and tell the search the result, until every search
+    has ended or the deadline comes; the new rows and the ids left unmeasured, per configuration."""
+    ids = [[p.id for p in plan.shortlisted] for plan in plans]
+    tasks = [{task.generated.variant_id: task for task in plan.tasks} for plan in plans]
     new: dict = {index: {} for index in range(len(plans))}
     left: dict = {index: [] for index in range(len(plans))}
     running: dict = {}
-    position = 0
-    while position < len(queue) or running:
+
+    def stop(index: int, position: int, why: str) -> None:
+        search = found[index]
+        left[index] += [ids[index][position]] + [ids[index][p] for p in search.remaining()]
+        search.end(why)
+
+    while True:
         signals.check()
-        while position < len(queue) and len(running) < executor.capacity:
-            _, index, task = queue[position]
-            position += 1
-            if deadline is not None and time.monotonic() + task_cost(options) > deadline:
-                left[index].append(task.generated.variant_id)
-                continue
-            running[executor.submit(measure, task, options)] = (index, task)
+        asked = True
+        while asked and len(running) < executor.capacity:
+            asked = False
+            for index, search in enumerate(found):
+                if len(running) >= executor.capacity or search.ended_by:
+                    continue
+                picks = search.ask(1)
+                if not picks:
+                    continue
+                asked, position = True, picks[0]
+                vid = ids[index][position]
+                stored, task = plans[index].reused.get(vid), tasks[index].get(vid)
+                if stored is not None or task is None:
+                    search.tell(position, *(observed(stored) if stored else (None, None)))
+                elif deadline is not None and time.monotonic() + cost_s > deadline:
+                    stop(index, position, "the time limit")
+                else:
+                    running[executor.submit(measure, task, options)] = (index, position)
         if not running:
-            continue
+            return new, left
         done, _ = wait(list(running), timeout=0.5, return_when=FIRST_COMPLETED)
         for future in done:
-            index, task = running.pop(future)
+            index, position = running.pop(future)
             row = collector.take(plans[index], future.result())
             if row is None:
-                left[index].append(task.generated.variant_id)
+                stop(index, position, "interrupted")
             else:
                 new[index][row["id"]] = row
-    return new, left
+                found[index].tell(position, *observed(row))
 
 
 def task_cost(options: MeasureOptions) -> float:
@@ -314,39 +325,38 @@ def tune(request: TuneRequest, store, executor, workers: int, hardware_id: str,
         if on_planned:
             on_planned(plan)
     mark = time.monotonic()
-    hybrid = request.strategy.name == "hybrid"
-    # hybrid builds each variant where it is measured: most of its candidates never are
-    codes = [] if hybrid else list(dict.fromkeys(task.generated.code for plan in plans
-                                                 for task in plan.tasks))
+    adaptive = request.strategy.name in ADAPTIVE
+    # an adaptive strategy builds each variant where it is measured: most of its candidates never are
+    codes = [] if adaptive else list(dict.fromkeys(task.generated.code for plan in plans
+                                                   for task in plan.tasks))
     if on_phase and codes:
         on_phase("builds", len(codes))
     spread_builds(executor, codes, on_built)
     t_build = time.monotonic() - mark
     mark = time.monotonic()
     collector = Collector(store, on_result)
-    notes, found = (), []
-    if hybrid:
+    notes = ()
+    if adaptive:
         found, note = searches(plans, store, request.scenario.machine.sha256, hardware_id,
                                request.strategy.stop, request.max_measurements)
         notes = (note,)
         if on_note:
             on_note(note)
-        if on_phase:
-            on_phase("measurements (hybrid: until no variant is likely faster)",
-                     sum(min(len(plan.tasks), request.max_measurements or len(plan.tasks))
-                         for plan in plans))
-        new, left = run_hybrid(executor, plans, found, request.options, collector, deadline,
-                               task_cost(request.options))
+        label = "measurements (hybrid: until no variant is likely faster)"
     else:
-        if on_phase:
-            on_phase("measurements", sum(len(plan.tasks) for plan in plans))
-        new, left = run_tasks(executor, plans, request.options, collector, deadline)
+        found = [Planned(range(len(plan.shortlisted)), request.strategy.spelling)
+                 for plan in plans]
+        label = "measurements"
+    if on_phase:
+        on_phase(label, sum(min(len(plan.tasks), search.most())
+                            for plan, search in zip(plans, found)))
+    new, left = run_searches(executor, plans, found, request.options, collector, deadline,
+                             task_cost(request.options))
     rows = [{**plan.reused, **new[index]} for index, plan in enumerate(plans)]
     retimed = retime(executor, plans, rows, new, request.options, collector, deadline, on_phase)
     t_measure = time.monotonic() - mark
-    ended = {search.index: search.ended_by for search in found}
     outcomes = tuple(Outcome(plan, rows[index], len(new[index]), tuple(left[index]),
-                             retimed[index], ended.get(index, ""))
+                             retimed[index], found[index].ended_by if adaptive else "")
                      for index, plan in enumerate(plans))
     return TuneResult(outcomes, offline, not any(left.values()), t_predict, t_plan, t_build,
                       t_measure, time.monotonic() - started, notes)

@@ -86,7 +86,7 @@ def _evaluation(evaluation) -> str:
 
 
 def _transfer(evaluation) -> str:
-    from hybridtune.learn.transfer import LABELS, LEVEL
+    from hybridtune.strategies.transfer import LABELS, LEVEL
     found = evaluation.transfer
     rows = [[label, f"{100 * found[name]['first_within_5pct']:.0f}%",
              f"{found[name]['to_within_1pct_mean']:.1f}", found[name]["configurations"]]

@@ -2,7 +2,7 @@
 
 import pytest
 
-from hybridtune.describe.library import PROJECT_ROOT, library_files
+from hybridtune.describe.library import library_files
 from hybridtune.describe.loader import load
 from tests_support import SHARED, expect_error
 

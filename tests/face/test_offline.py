@@ -10,7 +10,8 @@ from hybridtune.describe.library import PROJECT_ROOT
 from hybridtune.describe.loader import load
 from hybridtune.face.offline import predict_scenario
 from hybridtune.predict.features import FEATURE_SCHEMA
-from hybridtune.prune.shortlist import shortlist, top_k, within_deviation
+from hybridtune.describe.strategy import parse_strategy
+from hybridtune.strategies.registry import shortlist
 from hybridtune.store import Store
 from tests_support import SHARED_MACHINES
 
@@ -78,12 +79,17 @@ def test_more_threads_predict_less_time_and_larger_n_more(cold):
 def test_shortlists(cold):
     scenario, first, _, _, _ = cold
     ranking = list(first.rankings[0].predictions)
-    picked = shortlist(ranking, scenario.strategy)
-    assert picked == within_deviation(ranking, 10)
-    assert picked[0] is ranking[0]
+    picked = shortlist(scenario.strategy, ranking)
+    assert picked == shortlist(parse_strategy("preselect:10"), ranking)
+    assert picked[0] is ranking[0] and picked == ranking[:len(picked)]
     assert all(p.predicted_s <= 1.1 * ranking[0].predicted_s for p in picked)
-    assert len(within_deviation(ranking, 1000)) == 32
-    assert top_k(ranking, 3) == ranking[:3]
+    assert ranking[len(picked)].predicted_s > 1.1 * ranking[0].predicted_s
+    assert len(shortlist(parse_strategy("preselect:1000"), ranking)) == 32
+    assert shortlist(parse_strategy("top_k:3"), ranking) == ranking[:3]
+    assert shortlist(parse_strategy("run_all"), ranking) == ranking
+    drawn = shortlist(parse_strategy("random:5:7"), ranking)
+    assert len({p.id for p in drawn}) == 5 and drawn == shortlist(parse_strategy("random:5:7"),
+                                                                  ranking[::-1])
 
 
 def test_a_machine_kerncraft_cannot_use_marks_loops_failed_and_ranks_nothing(tmp_path, monkeypatch):

@@ -11,8 +11,8 @@ import pytest
 from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import ConstantKernel, Matern
 
-from hybridtune.learn import replay
-from hybridtune.learn.evaluate import whole_pools
+from hybridtune.strategies import replay
+from hybridtune.strategies.evaluate import whole_pools
 from hybridtune.learn.hybrid import (DEFAULT_SPREAD, STOP_PROBABILITY, Belief,
                                      across_configurations, prior_belief)
 from hybridtune.learn.table import Rows

@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
+from hybridtune.describe.strategy import Strategy
+from hybridtune.errors import HybridtuneError
 from hybridtune.learn.hybrid import STOP_PROBABILITY, prior_belief
+from hybridtune.learn.table import CONFIG, Rows
+from hybridtune.strategies.hybrid import HybridSearch
+from hybridtune.strategies.protocol import Candidates, Search
+from hybridtune.strategies.registry import search_for
+
+
+class Unmeasured(HybridtuneError):
+    """A replayed search asked for a variant whose time the store does not hold."""
 
 
 @dataclass(frozen=True)
@@ -37,29 +47,47 @@ def _chosen(pool: Pool, order) -> int:
     return min(order, key=lambda i: times[i])
 
 
-def run_all(pool: Pool) -> Replay:
-    order = tuple(np.argsort(pool.frame["variant"].to_numpy(), kind="stable"))
-    return Replay(order, _chosen(pool, order))
+def candidates(pool: Pool) -> tuple[Candidates, list[int]]:
+    """The pool's variants as a strategy sees them live (offline order) and each one's row."""
+    rows = pool.by_prediction()
+    frame = pool.frame
+    return Candidates(tuple(frame["variant"].to_numpy()[rows]),
+                      tuple(frame["predicted_s"].to_numpy(float)[rows])), rows
 
 
-def top_k(pool: Pool, k: int) -> Replay:
-    order = tuple(pool.by_prediction()[:max(k, 1)])
-    return Replay(order, _chosen(pool, order))
+def configuration_pools(rows: Rows) -> list[Pool]:
+    """Every configuration of the rows with all its predicted variants, unmeasured ones too (their
+    time NaN): a strategy's candidates are the same as they were live."""
+    frame = rows.frame
+    return [Pool(tuple(key), group.reset_index(drop=True).assign(
+                ci_rel=group["ci_rel"].fillna(0.0).to_numpy()))
+            for key, group in frame.groupby(list(CONFIG), sort=True)]
 
 
-def preselect(pool: Pool, percent: float) -> Replay:
-    """Every variant predicted within percent of the best prediction, in predicted order."""
-    ranked = pool.by_prediction()
-    predicted = pool.frame["predicted_s"].to_numpy(float)
-    limit = predicted[ranked[0]] * (1 + percent / 100)
-    order = tuple(i for i in ranked if predicted[i] <= limit)
-    return Replay(order, _chosen(pool, order))
+def drive(pool: Pool, search: Search, rows: list[int]) -> Replay:
+    """Run a search on the pool as the live driver runs it on one node: asked for one variant at
+    a time, told its stored time; rows maps the search's candidates to the pool's rows. Asking
+    for a variant the pool never measured is a replay that could not have happened: it raises."""
+    times, ci = pool.times, pool.frame["ci_rel"].to_numpy(float)
+    order: list[int] = []
+    while not search.ended_by:
+        asked = search.ask(1)
+        if not asked:
+            break
+        for position in asked:
+            if not math.isfinite(times[rows[position]]):
+                raise Unmeasured(f"{pool.key}: the search asked for "
+                                 f"{pool.frame['variant'].iloc[rows[position]]}, which the "
+                                 "store never measured")
+            order.append(rows[position])
+            search.tell(position, float(times[rows[position]]), float(ci[rows[position]]))
+    return Replay(tuple(order), _chosen(pool, order) if order else -1)
 
 
-def random_k(pool: Pool, k: int, seed: int) -> Replay:
-    generator = np.random.default_rng(seed)
-    order = tuple(generator.permutation(len(pool.frame))[:max(k, 1)])
-    return Replay(order, _chosen(pool, order))
+def planned(pool: Pool, spec: Strategy) -> Replay:
+    """A planned strategy (preselect, top_k, random, run_all) replayed on the pool."""
+    found, rows = candidates(pool)
+    return drive(pool, search_for(spec, found), rows)
 
 
 def fixed_variant(pool: Pool, variant: str) -> Replay:
@@ -91,22 +119,7 @@ def hybrid_together(pools: list, fitted, stop: float = STOP_PROBABILITY,
                                 configurations)
     out = []
     for pool, start in zip(pools, starts):
-        among = np.arange(start, start + len(pool.frame))
-        times, ci = pool.times, pool.frame["ci_rel"].to_numpy(float)
-        order: list[int] = []
-        best = None
-        limit = max_measurements or len(pool.frame)
-        while len(order) < limit:
-            if best is not None and belief.chances(math.log(times[best]), ci[best],
-                                                   among).max() < stop:
-                break
-            pick = belief.next_pick(None if best is None else math.log(times[best]), among=among)
-            if pick is None:
-                break
-            pick -= start
-            order.append(pick)
-            belief.observe(start + pick, math.log(times[pick]), ci[pick])
-            if best is None or times[pick] < times[best]:
-                best = pick
-        out.append(Replay(tuple(order), best, note))
+        size = len(pool.frame)
+        search = HybridSearch(belief, size, stop, max_measurements or size, int(start))
+        out.append(replace(drive(pool, search, list(range(size))), note=note))
     return out

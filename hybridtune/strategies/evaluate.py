@@ -9,11 +9,12 @@ import numpy as np
 import pandas as pd
 from scipy.stats import kendalltau
 
+from hybridtune.describe.strategy import Strategy
 from hybridtune.errors import RequestError
-from hybridtune.learn import metrics, replay, transfer
+from hybridtune.strategies import metrics, replay, transfer
 from hybridtune.learn.encode import regime
 from hybridtune.learn.table import CONFIG, Rows
-from hybridtune.learn.tpe import optuna_module, tpe
+from hybridtune.strategies.tpe import optuna_module, tpe
 from hybridtune.learn.level import Levels, levels_of
 from hybridtune.learn.train import MIN_ROWS, configuration_keys, fit, pool_targets
 
@@ -97,9 +98,9 @@ def _accuracy(test: pd.DataFrame, corrected: dict) -> dict:
 def _replays(pool: replay.Pool, hybrid_replay, best_variant: str) -> dict:
     """The strategies replayed on one pool whatever hybrid measured; the equal-cost ones follow."""
     return {"BestVariant": [replay.fixed_variant(pool, best_variant)],
-            "RunAll": [replay.run_all(pool)],
-            "preselect:5": [replay.preselect(pool, 5)],
-            "preselect:10": [replay.preselect(pool, 10)],
+            "RunAll": [replay.planned(pool, Strategy("run_all"))],
+            "preselect:5": [replay.planned(pool, Strategy("preselect", 5))],
+            "preselect:10": [replay.planned(pool, Strategy("preselect", 10))],
             "hybrid": [hybrid_replay]}
 
 
@@ -211,9 +212,10 @@ def evaluate(rows: Rows, stop: float = 0.05, max_rows: int = 2000,
     for ivp in accuracy:        # equal-cost baselines at hybrid's mean count
         for config in (c for c in per_config if c["key"][1] == ivp):
             pool = next(p for p in pools if list(p.key) == config["key"])
-            config[f"top_k:{k}"] = _numbers(pool, [replay.top_k(pool, k)])
-            config[f"random:{k}"] = _numbers(pool, [replay.random_k(pool, k, seed)
-                                                    for seed in range(RANDOM_SEEDS)])
+            config[f"top_k:{k}"] = _numbers(pool, [replay.planned(pool, Strategy("top_k", k=k))])
+            config[f"random:{k}"] = _numbers(pool, [
+                replay.planned(pool, Strategy("random", k=k, seed=seed))
+                for seed in range(RANDOM_SEEDS)])
             if with_tpe:
                 config[f"tpe:{k}"] = _numbers(pool, [tpe(pool, k, seed)
                                                      for seed in range(TPE_SEEDS)])

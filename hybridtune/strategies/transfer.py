@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 
 from hybridtune.learn.level import SAME_SIZE
-from hybridtune.learn.metrics import measurements_to_within
-from hybridtune.learn.replay import Pool
+from hybridtune.strategies.metrics import measurements_to_within
+from hybridtune.strategies.replay import Pool
 from hybridtune.learn.train import pool_targets
 
 MEAN = "mean_of_other_ivps"          # by the variant's mean log(t / t_best) over the other IVPs

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from hybridtune.learn import metrics
+from hybridtune.strategies import metrics
 
 POOL = [3.1, 1.7, 2.4, 1.2, 5.0, 1.25, 2.0]
 

@@ -9,9 +9,9 @@ import sys
 import pytest
 
 from hybridtune.describe.library import PROJECT_ROOT
-from hybridtune.learn.evaluate import whole_pools
+from hybridtune.strategies.evaluate import whole_pools
 from hybridtune.learn.table import joined_rows
-from hybridtune.learn.tpe import search_space, tpe
+from hybridtune.strategies.tpe import search_space, tpe
 from hybridtune.store import Store
 
 FIXTURE = PROJECT_ROOT / "tests" / "data" / "learn" / "fixture.h5"

@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from hybridtune.errors import RequestError
-from hybridtune.learn import transfer
-from hybridtune.learn.evaluate import _with_other_sizes, evaluate, whole_pools
+from hybridtune.strategies import transfer
+from hybridtune.strategies.evaluate import _with_other_sizes, evaluate, whole_pools
 from hybridtune.learn.level import Levels, levels_of
 from hybridtune.learn.table import Rows
 from hybridtune.learn.train import configuration_keys, fit, pool_targets

@@ -7,8 +7,8 @@ import math
 import pandas as pd
 import pytest
 
-from hybridtune.learn import transfer
-from hybridtune.learn.replay import Pool
+from hybridtune.strategies import transfer
+from hybridtune.strategies.replay import Pool
 from hybridtune.learn.table import POOL_MEDIAN
 
 

@@ -6,7 +6,7 @@ import math
 
 from hybridtune.errors import RequestError
 from hybridtune.learn.encode import kernel_variants
-from hybridtune.learn.replay import Pool, Replay
+from hybridtune.strategies.replay import Pool, Replay
 
 EXTRA = "pip install 'hybridtune[tpe]' (Optuna)"
 ATTEMPTS_PER_MEASUREMENT = 20   # proposals of variants already measured or not in the pool

@@ -1,1 +1,0 @@
-"""Pruning: from a ranking of predictions to the shortlist that is measured."""

@@ -1,0 +1,84 @@
+"""The one protocol of every strategy: asked for the next variants to measure, told each result, saying why it ended."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """A configuration's ranked variants in the offline model's order (fastest predicted first,
+    ties by id): what a strategy chooses among, live or replayed."""
+    ids: tuple
+    predicted_s: tuple
+
+    @classmethod
+    def from_ranking(cls, predictions) -> Candidates:
+        """The ranked ones of a configuration's variant predictions."""
+        ok = sorted(((p.predicted_s, p.id) for p in predictions
+                     if p.status == "ok" and math.isfinite(p.predicted_s)))
+        return cls(tuple(i for _, i in ok), tuple(s for s, _ in ok))
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+class Search:
+    """One configuration's search. The driver asks for up to `count` positions (of Candidates) to
+    measure now, tells each result (seconds per step, or None for a failure) and stops asking once
+    `ended_by` says why the search is over."""
+
+    ended_by: str = ""
+
+    def ask(self, count: int) -> list[int]:
+        raise NotImplementedError
+
+    def tell(self, position: int, seconds: float | None, ci_rel: float | None = None) -> None:
+        raise NotImplementedError
+
+    def most(self) -> int:
+        """The measurements it may ask for at most (a dry run's bound)."""
+        raise NotImplementedError
+
+    def planned(self) -> list[int] | None:
+        """Its whole order where that is known before anything is measured, else None."""
+        return None
+
+    def remaining(self) -> list[int]:
+        """What it would still ask for, where that is known without measuring (else [])."""
+        return []
+
+    def end(self, why: str) -> None:
+        """End the search from outside (a time limit, an interrupted measurement)."""
+        self.ended_by = why
+
+
+class Planned(Search):
+    """A search whose order is fixed beforehand: it asks for the next of its list until none is
+    left; results change nothing."""
+
+    def __init__(self, order, why_ended: str):
+        self.order = list(order)
+        self.why_ended = why_ended
+        self.asked = 0
+        self.ended_by = "" if self.order else why_ended
+
+    def ask(self, count: int) -> list[int]:
+        picked = self.order[self.asked:self.asked + max(0, count)]
+        self.asked += len(picked)
+        if self.asked >= len(self.order):
+            self.ended_by = self.why_ended
+        return picked
+
+    def tell(self, position: int, seconds: float | None, ci_rel: float | None = None) -> None:
+        return None
+
+    def most(self) -> int:
+        return len(self.order)
+
+    def planned(self) -> list[int]:
+        return list(self.order)
+
+    def remaining(self) -> list[int]:
+        return self.order[self.asked:]

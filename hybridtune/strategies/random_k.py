@@ -1,0 +1,13 @@
+"""random:K[:SEED]: K variants drawn without replacement, whatever their predictions, in the order drawn (the same draw for the same seed and candidates)."""
+
+from __future__ import annotations
+
+import random
+
+from hybridtune.strategies.protocol import Candidates, Planned
+
+
+def search(candidates: Candidates, k: int, seed: int) -> Planned:
+    by_id = sorted(range(len(candidates)), key=lambda i: candidates.ids[i])
+    drawn = random.Random(seed).sample(by_id, min(k, len(by_id)))
+    return Planned(drawn, f"{k} drawn at random (seed {seed})")

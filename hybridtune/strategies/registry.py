@@ -1,0 +1,33 @@
+"""Each strategy's name to its search: the spelling parsed in describe (scenario files and the CLI alike) becomes the object that runs live and in replay."""
+
+from __future__ import annotations
+
+from hybridtune.describe.strategy import STRATEGIES, Strategy
+from hybridtune.strategies import preselect, random_k, run_all, top_k
+from hybridtune.strategies.protocol import Candidates, Search
+
+PLANNED = {
+    "preselect": lambda candidates, spec: preselect.search(candidates, spec.deviation_percent),
+    "top_k": lambda candidates, spec: top_k.search(candidates, spec.k),
+    "random": lambda candidates, spec: random_k.search(candidates, spec.k, spec.seed),
+    "run_all": lambda candidates, spec: run_all.search(candidates),
+}
+ADAPTIVE = ("hybrid",)      # searches that need the store's belief: the face builds them
+assert set(PLANNED) | set(ADAPTIVE) == set(STRATEGIES)
+
+
+def search_for(spec: Strategy, candidates: Candidates) -> Search:
+    """The search a planned strategy runs over these candidates."""
+    return PLANNED[spec.name](candidates, spec)
+
+
+def shortlist(spec: Strategy, predictions) -> list:
+    """The predictions a strategy may measure, in its order: a planned strategy's list, every
+    ranked variant for an adaptive one (its measurements decide how many run)."""
+    candidates = Candidates.from_ranking(predictions)
+    by_id = {p.id: p for p in predictions}
+    if spec.name in PLANNED:
+        order = search_for(spec, candidates).planned()
+    else:
+        order = range(len(candidates))
+    return [by_id[candidates.ids[i]] for i in order]
