@@ -6,7 +6,6 @@ import dataclasses
 import math
 
 import numpy as np
-import pandas as pd
 import pytest
 from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import ConstantKernel, Matern
@@ -174,54 +173,6 @@ def test_hybrid_together_carries_one_pools_measurements_to_the_next(fixture_rows
     for pool, result in zip(pools, together):
         assert result.chosen in result.order and len(set(result.order)) == len(result.order)
         assert pool.times[result.chosen] == min(pool.times[list(result.order)])
-
-
-def _toy_pool() -> replay.Pool:
-    frame = pd.DataFrame({
-        "variant": ["e", "a", "d", "b", "c", "f"],
-        "predicted_s": [1.00, 1.04, 1.08, 1.20, 1.04, 2.0],
-        "median_s": [3.0, 2.0, 1.0, 4.0, 5.0, 0.5],
-        "ci_rel": [0.01] * 6})
-    return replay.Pool(("m", "ivp", 100, 1), frame)
-
-
-def test_top_k_measures_the_k_best_predicted_in_order():
-    pool = _toy_pool()
-    result = replay.top_k(pool, 3)
-    assert result.order == (0, 1, 4)      # ties of prediction by variant name: a before c
-    assert result.chosen == 1
-    assert replay.top_k(pool, 0).order == (0,)
-
-
-def test_preselect_measures_every_variant_predicted_within_the_percent():
-    pool = _toy_pool()
-    assert replay.preselect(pool, 5).order == (0, 1, 4)
-    result = replay.preselect(pool, 10)
-    assert result.order == (0, 1, 4, 2) and result.chosen == 2
-    assert replay.preselect(pool, 0).order == (0,)
-
-
-def test_random_k_measures_k_distinct_variants_reproducibly():
-    pool = _toy_pool()
-    orders = {replay.random_k(pool, 3, seed).order for seed in range(20)}
-    assert all(len(set(order)) == 3 for order in orders) and len(orders) > 5
-    assert replay.random_k(pool, 3, 7) == replay.random_k(pool, 3, 7)
-    result = replay.random_k(pool, 3, 7)
-    assert result.chosen == min(result.order, key=lambda i: pool.times[i])
-
-
-def test_run_all_measures_every_variant_and_chooses_the_fastest():
-    pool = _toy_pool()
-    result = replay.run_all(pool)
-    assert sorted(result.order) == list(range(6))
-    assert [pool.frame["variant"][i] for i in result.order] == ["a", "b", "c", "d", "e", "f"]
-    assert result.chosen == 5
-
-
-def test_fixed_variant_measures_the_named_one_once_else_the_top_prediction():
-    pool = _toy_pool()
-    assert replay.fixed_variant(pool, "d") == replay.Replay((2,), 2)
-    assert replay.fixed_variant(pool, "missing") == replay.Replay((0,), 0)
 
 
 def test_a_measurement_with_its_interval_weighs_by_that_interval():
