@@ -7,6 +7,7 @@ import math
 import sys
 from pathlib import Path
 
+from hybridtune.describe.strategy import HYBRID_STOP
 from hybridtune.errors import RequestError
 
 
@@ -25,7 +26,7 @@ def add_arguments(sub) -> None:
     evaluate = sub.add_parser("evaluate", help="replay the strategies on measured pools and score "
                               "the models, each IVP left out of training in turn")
     evaluate.add_argument("--db", required=True, metavar="FILE", help="the ground-truth store")
-    evaluate.add_argument("--stop", type=float, default=0.05, metavar="P",
+    evaluate.add_argument("--stop", type=float, default=HYBRID_STOP, metavar="P",
                           help="hybrid stops when no variant beats the best with probability P")
     evaluate.add_argument("--tpe", action="store_true", help="replay Optuna's TPE too, at "
                           "hybrid's mean count (the optional extra hybridtune[tpe])")

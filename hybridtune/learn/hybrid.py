@@ -18,7 +18,6 @@ DEFAULT_SPREAD = 0.5     # prior standard deviation of log(measured / predicted)
 DEFAULT_LENGTH = 3.0     # and its length scale on standardised features
 DEFAULT_NOISE = 0.01     # white noise (variance) of a measured log time
 MIN_IMPROVEMENT = 0.01   # a variant counts as better only by max(ci_rel, this)
-STOP_PROBABILITY = 0.05
 MIN_NOISE = 1e-6         # variance of a measured log time at least
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import kendalltau
 
-from hybridtune.describe.strategy import Strategy
+from hybridtune.describe.strategy import HYBRID_STOP, Strategy
 from hybridtune.errors import RequestError
 from hybridtune.strategies import metrics, replay, transfer
 from hybridtune.learn.encode import regime
@@ -140,7 +140,7 @@ def _summary(per_config: list[dict]) -> dict:
             "score": float(np.mean(scores)), "score_interval": [low, high]}
 
 
-def evaluate(rows: Rows, stop: float = 0.05, max_rows: int = 2000,
+def evaluate(rows: Rows, stop: float = HYBRID_STOP, max_rows: int = 2000,
              with_tpe: bool = False) -> Evaluation:
     """Leave one IVP out: models fitted on the other IVPs' measured rows score this IVP's rows, and
     every strategy is replayed on its whole-pool configurations (with_tpe: Optuna's TPE too, at

@@ -8,9 +8,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from hybridtune.describe.strategy import Strategy
+from hybridtune.describe.strategy import HYBRID_STOP, Strategy
 from hybridtune.errors import HybridtuneError
-from hybridtune.learn.hybrid import STOP_PROBABILITY, prior_belief
+from hybridtune.learn.hybrid import prior_belief
 from hybridtune.learn.table import CONFIG, Rows
 from hybridtune.strategies.hybrid import HybridSearch
 from hybridtune.strategies.protocol import Candidates, Search
@@ -97,14 +97,14 @@ def fixed_variant(pool: Pool, variant: str) -> Replay:
     return Replay((position,), position)
 
 
-def hybrid(pool: Pool, fitted, stop: float = STOP_PROBABILITY,
+def hybrid(pool: Pool, fitted, stop: float = HYBRID_STOP,
            max_measurements: int | None = None) -> Replay:
     """Expected improvement on the belief, conditioned on each measurement, until no unmeasured
     variant beats the best with probability stop."""
     return hybrid_together([pool], fitted, stop, max_measurements)[0]
 
 
-def hybrid_together(pools: list, fitted, stop: float = STOP_PROBABILITY,
+def hybrid_together(pools: list, fitted, stop: float = HYBRID_STOP,
                     max_measurements: int | None = None) -> list[Replay]:
     """hybrid on pools of one method and IVP, one after the other as a run on one node measures
     them, with one belief: what a pool's measurements say of the same variants at the other

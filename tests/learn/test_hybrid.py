@@ -12,7 +12,8 @@ from sklearn.gaussian_process.kernels import ConstantKernel, Matern
 
 from hybridtune.strategies import replay
 from hybridtune.strategies.evaluate import whole_pools
-from hybridtune.learn.hybrid import (DEFAULT_SPREAD, STOP_PROBABILITY, Belief,
+from hybridtune.describe.strategy import HYBRID_STOP
+from hybridtune.learn.hybrid import (DEFAULT_SPREAD, Belief,
                                      across_configurations, prior_belief)
 from hybridtune.learn.table import Rows
 from hybridtune.learn.train import fit
@@ -118,14 +119,14 @@ def test_hybrid_replay_stops_before_the_whole_pool_and_chooses_a_measured_varian
     assert result.chosen in result.order
     assert times[result.chosen] == min(times[list(result.order)])
     assert "trained Gaussian process" in result.note
-    # it stopped because no unmeasured variant beats the best with probability STOP_PROBABILITY
+    # it stopped because no unmeasured variant beats the best with probability HYBRID_STOP
     belief, _ = prior_belief(gp_without_cusp, pool.frame["variant"].tolist(),
                              pool.frame["features"].tolist(), pool.frame["predicted_s"])
     cis = pool.frame["ci_rel"].to_numpy(float)
     for index in result.order:
         belief.observe(index, math.log(times[index]), cis[index])
     ci = cis[result.chosen]
-    assert belief.chances(math.log(times[result.chosen]), ci).max() < STOP_PROBABILITY
+    assert belief.chances(math.log(times[result.chosen]), ci).max() < HYBRID_STOP
     capped = replay.hybrid(pool, gp_without_cusp, max_measurements=3)
     assert capped.order == result.order[:3]
 
