@@ -11,7 +11,7 @@ import pandas as pd
 from scipy.optimize import nnls
 from sklearn.base import clone
 
-from hybridtune.errors import RequestError
+from hybridtune.errors import HybridtuneError, RequestError
 from hybridtune.learn.encode import Encoding, encoding_for, regime
 from hybridtune.learn.level import Levels, levels_of
 from hybridtune.learn.models import GPCorrection, LinearCorrection
@@ -221,10 +221,19 @@ def error_covariance(samples) -> tuple[float, float]:
     return float(max(shared, 0.0)), float(max(own, 0.0))
 
 
-def fit(rows: Rows, kind: str, max_rows: int = MAX_ROWS, seed: int = 0) -> Fitted:
-    """One model of `kind` on the measured rows (subsampled to max_rows)."""
+class LeftOutRow(HybridtuneError):
+    """A fit that must not see an IVP was handed a row of it."""
+
+
+def fit(rows: Rows, kind: str, max_rows: int = MAX_ROWS, seed: int = 0,
+        left_out: str | None = None) -> Fitted:
+    """One model of `kind` on the measured rows (subsampled to max_rows); where an IVP is
+    left_out (an evaluation scores the model on it), a row of it raises LeftOutRow."""
     if kind not in KINDS:
         raise RequestError(f"model kind {kind!r}: expected one of {', '.join(KINDS)}")
+    if left_out is not None and (rows.frame["ivp"] == left_out).any():
+        raise LeftOutRow(f"a fit that leaves {left_out} out was handed "
+                         f"{int((rows.frame['ivp'] == left_out).sum())} of its rows")
     measured = rows.measured
     if len(measured) < MIN_ROWS:
         raise RequestError(f"{len(measured)} measured variants with predictions in the store; a "

@@ -164,7 +164,7 @@ def evaluate(rows: Rows, stop: float = HYBRID_STOP, max_rows: int = 2000,
             notes.append(f"{ivp}: {len(train.measured)} training rows from the other IVPs; "
                          f"skipped (a model needs {MIN_ROWS})")
             continue
-        gp, linear = fit(train, "gp", max_rows), fit(train, "linear", max_rows)
+        gp, linear = (fit(train, kind, max_rows, left_out=ivp) for kind in ("gp", "linear"))
         trivial = float(np.median(train.target()))
         test = measured[measured["ivp"] == ivp].reset_index(drop=True)
         variants, features = test["variant"].tolist(), test["features"].tolist()
