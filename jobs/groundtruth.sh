@@ -13,6 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 HYBRIDTUNE=${HYBRIDTUNE:-.venv/bin/hybridtune}
 STORE=${1:-data/groundtruth/ground-truth.h5}
+export HYBRIDTUNE_GROUND_TRUTH_CAMPAIGN=1     # the one writer of data/groundtruth/
 TIMING=(--ci 0.01 --budget 1)
 mkdir -p "$(dirname "$STORE")"
 "$HYBRIDTUNE" tune scenarios/groundtruth.yaml --db "$STORE" "${TIMING[@]}" --head 0

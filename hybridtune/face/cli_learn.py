@@ -87,6 +87,8 @@ def cmd_train(args) -> int:
     from hybridtune.learn.persist import model_record
     from hybridtune.learn.train import MAX_ROWS, MIN_ROWS, fit
     from hybridtune.store import Store
+    from hybridtune.face.cli_tuning import writable
+    writable(args.db)
     max_rows = MAX_ROWS if args.max_rows is None else args.max_rows
     if max_rows < MIN_ROWS:
         raise RequestError(f"--max-rows {max_rows}: expected a count >= {MIN_ROWS} (the fewest "
@@ -128,24 +130,32 @@ def cmd_train(args) -> int:
     return 0
 
 
-def require_model(path: str | None, machine_sha256: str) -> str:
-    """The store's path; refuse --corrected, before anything is written, where the store has no
-    model for the scenario's machine file."""
+def require_model(path: str | None, machine_sha256: str, option: str = "--corrected") -> str:
+    """The store's path; refuse `option` (--corrected, --prior), before anything is written,
+    where the store has no model of this version's feature schema for the machine file."""
     from hybridtune.describe.library import default_store
+    from hybridtune.predict.features import FEATURE_SCHEMA
     from hybridtune.store import Store
     path = path or str(default_store())
     if not Path(path).exists():
-        raise RequestError(f"--corrected: no store {path} (its models come from `hybridtune "
+        raise RequestError(f"{option}: no store {path} (its models come from `hybridtune "
                            f"train --db {path}`)")
     with Store.open(path, "r") as store:
-        machines = store.frame("models", ("machine_sha256",))["machine_sha256"]
+        models = store.frame("models", ("machine_sha256", "feature_schema"))
+    machines = models["machine_sha256"] if not models.empty else models.assign(
+        machine_sha256=[])["machine_sha256"]
     if not (machines == machine_sha256).any():
         others = sorted({sha[:12] for sha in machines})
         advice = (f"; it has models of machine file(s) {', '.join(others)}: run `hybridtune "
                   f"train --db {path} --machine FILE` with the scenario's machine file first"
                   if others else f": run `hybridtune train --db {path}` first")
-        raise RequestError(f"--corrected: the store {path} has no model for machine file "
+        raise RequestError(f"{option}: the store {path} has no model for machine file "
                            f"{machine_sha256[:12]}{advice}")
+    schemas = set(models["feature_schema"][machines == machine_sha256])
+    if FEATURE_SCHEMA not in schemas:
+        raise RequestError(f"{option}: the store {path} has models of feature schema "
+                           f"{', '.join(sorted(map(str, schemas)))}; this version's is "
+                           f"{FEATURE_SCHEMA}: run `hybridtune train --db {path}` again")
     return path
 
 

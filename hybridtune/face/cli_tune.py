@@ -19,6 +19,8 @@ def add_arguments(tune) -> None:
                       "random:K[:SEED] or hybrid[:P] (default: the scenario's)")
     tune.add_argument("--max-measurements", type=int, metavar="K", help="hybrid: measure at "
                       "most K variants per configuration")
+    tune.add_argument("--prior", metavar="STORE", help="hybrid: the trained model of this store "
+                      "(opened read-only) as the belief; --db is where the run writes")
     tune.add_argument("--time-limit", type=float, metavar="SECONDS", help="cap on the whole run's "
                       "wall time (default under Slurm: the job's remaining time less a margin); "
                       "what is not measured by then is reported and exit code 3 says: rerun")
@@ -120,9 +122,15 @@ def _request(scenario, strategy, options, args, limit, shard):
     if args.max_measurements is not None and strategy.name != "hybrid":
         raise RequestError(f"--max-measurements {args.max_measurements}: only the hybrid "
                            f"strategy stops by itself (this run's is {strategy.spelling})")
+    if args.prior is not None:
+        from hybridtune.face.cli_learn import require_model
+        if strategy.name != "hybrid":
+            raise RequestError(f"--prior {args.prior}: only the hybrid strategy has a belief "
+                               f"(this run's is {strategy.spelling})")
+        require_model(args.prior, scenario.machine.sha256, f"--prior {args.prior}")
     return TuneRequest(scenario, strategy, options, args.n,
                        tuple(args.threads) if args.threads else None, limit, args.fresh,
-                       args.retry_failed, shard, args.max_measurements)
+                       args.retry_failed, shard, args.max_measurements, args.prior)
 
 
 def _run(request, store, launch, args):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -12,12 +13,27 @@ from hybridtune.errors import HybridtuneError, RequestError
 EXIT_NO_CHOICE = 4      # a configuration ended without a ranked (predict) or measured (tune) choice
 
 
+GROUND_TRUTH_CAMPAIGN = "HYBRIDTUNE_GROUND_TRUTH_CAMPAIGN"    # set by jobs/groundtruth.sh alone
+
+
+def writable(path: str | None) -> Path:
+    """A store this command may write: any but the shipped ground truth's (data/groundtruth/),
+    which only its own campaign script writes."""
+    from hybridtune.describe.library import PROJECT_ROOT, default_store
+    target = Path(path) if path else default_store()
+    shipped = (PROJECT_ROOT / "data" / "groundtruth").resolve()
+    if shipped in target.resolve().parents and not os.environ.get(GROUND_TRUTH_CAMPAIGN):
+        raise RequestError(f"--db {path}: expected a store outside {shipped}, which only "
+                           "jobs/groundtruth.sh writes; copy the file to write into it, or give "
+                           "it as --prior to use its model (read-only)")
+    return target
+
+
 def open_store(path: str | None, scenario, command: str, extra: dict | None = None):
     """The store in append mode with this command's run record (every command that writes one)."""
-    from hybridtune.describe.library import default_store
     from hybridtune.compiler.build import FLAGS, compiler
     from hybridtune.store import Store
-    target = Path(path) if path else default_store()
+    target = writable(path)
     if not target.parent.is_dir():
         if path:
             raise HybridtuneError(f"--db {path}: expected an existing folder {target.parent}")

@@ -6,6 +6,7 @@ from hybridtune.face.rows import observed
 from hybridtune.learn.hybrid import prior_belief
 from hybridtune.learn.persist import latest_models, load_model
 from hybridtune.learn.table import PREDICTION_COLUMNS, joined_rows, latest_predictions
+from hybridtune.store import Store
 from hybridtune.strategies.hybrid import HybridSearch
 
 
@@ -49,11 +50,19 @@ def together(plans: list) -> list[list[int]]:
 
 
 def searches(plans: list, store, machine_sha256: str, hardware_id: str, stop: float,
-             max_measurements: int | None) -> tuple[list, str]:
+             max_measurements: int | None, prior: str | None = None) -> tuple[list, str]:
     """A search per plan, the plans of one IVP sharing a belief (see together), conditioned on
-    the rows the store already answers."""
+    the rows the store already answers; the belief is the trained model of the store `prior`
+    (opened read-only) where one is given, else of the run's store."""
     predictions = store.frame("variant_predictions", PREDICTION_COLUMNS)
-    fitted, why_not = prior_model(store, predictions, machine_sha256, hardware_id)
+    if prior is None:
+        fitted, why_not = prior_model(store, predictions, machine_sha256, hardware_id)
+    else:
+        with Store.open(prior, "r") as source:
+            fitted, why_not = prior_model(source, source.frame("variant_predictions",
+                                                               PREDICTION_COLUMNS),
+                                          machine_sha256, hardware_id)
+        why_not = f"--prior {prior}: {why_not}" if why_not else f"from --prior {prior}"
     latest, _, _ = latest_predictions(predictions, machine_sha256)
     features = {tuple(key): f for key, f in zip(
         latest[["method", "ivp", "n", "threads", "variant"]].itertuples(index=False),

@@ -42,6 +42,7 @@ class TuneRequest:
     retry_failed: bool = False
     shard: tuple = (0, 1)           # (I, N): measure only variants whose id sorts into shard I of N
     max_measurements: int | None = None     # hybrid: at most this many per configuration
+    prior: str | None = None        # hybrid: the store whose trained model is the belief
 
 
 @dataclass(frozen=True)
@@ -338,7 +339,7 @@ def tune(request: TuneRequest, store, executor, workers: int, hardware_id: str,
     notes = ()
     if adaptive:
         found, note = searches(plans, store, request.scenario.machine.sha256, hardware_id,
-                               request.strategy.stop, request.max_measurements)
+                               request.strategy.stop, request.max_measurements, request.prior)
         notes = (note,)
         if on_note:
             on_note(note)

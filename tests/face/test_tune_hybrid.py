@@ -112,6 +112,21 @@ def test_a_trained_model_is_the_prior_and_fewer_variants_are_measured(fixture_co
         assert record["chosen"]["id"] in set(mine.id)
 
 
+def test_prior_takes_the_model_of_another_store_and_leaves_that_store_alone(fixture_copy,
+                                                                            tmp_path):
+    as_if_measured_here(fixture_copy)
+    trained = run([str(BIN / "hybridtune"), "train", "--db", str(fixture_copy), "--kind", "gp"])
+    assert trained.returncode == 0, trained.stderr
+    before = fixture_copy.read_bytes()
+    mine = tmp_path / "mine.h5"
+    shutil.copy(LEARN / "fixture.h5", mine)        # predictions, no model
+    done = hybrid(mine, "--prior", str(fixture_copy), "--max-measurements", "2")
+    assert done.returncode == 0, done.stderr
+    [note] = json.loads(done.stdout)["notes"]
+    assert "trained Gaussian process" in note and f"from --prior {fixture_copy}" in note
+    assert fixture_copy.read_bytes() == before and len(measurement_rows(mine)) > 0
+
+
 def test_an_ivps_sizes_share_the_trained_belief_and_each_ends_on_its_own(fixture_copy):
     as_if_measured_here(fixture_copy)
     trained = run([str(BIN / "hybridtune"), "train", "--db", str(fixture_copy), "--kind", "gp"])
@@ -158,9 +173,25 @@ def test_two_ranks_run_the_hybrid_search_with_one_measurement_in_flight_each(fix
     (["--strategy", "hybrid:2"], "hybrid:P with P a probability strictly between 0 and 1"),
     (["--strategy", "hybrid", "--max-measurements", "0"], "--max-measurements 0: expected a count"),
     (["--strategy", "top_k:3", "--max-measurements", "3"], "only the hybrid strategy stops"),
+    (["--strategy", "top_k:3", "--prior", str(LEARN / "fixture.h5")],
+     "only the hybrid strategy has a belief"),
+    (["--strategy", "hybrid", "--prior", str(LEARN / "fixture.h5")],
+     "has no model for machine file"),
+    (["--strategy", "hybrid", "--prior", "/no/such.h5"], "--prior /no/such.h5: no store"),
 ])
 def test_bad_hybrid_requests_are_refused_before_anything_is_written(tmp_path, extra, expected):
     store = tmp_path / "never.h5"
     done = run([str(BIN / "hybridtune"), "tune", SCENARIO, "--db", str(store), *extra])
     assert done.returncode == 2 and expected in done.stderr, done.stderr
     assert done.stderr.count("error:") == 1 and not store.exists()
+
+
+@pytest.mark.parametrize("command", ["tune", "train"])
+def test_the_shipped_ground_truth_is_written_by_its_campaign_alone(command):
+    shipped = PROJECT_ROOT / "data" / "groundtruth" / "ground-truth.h5"
+    before = shipped.stat().st_mtime_ns
+    argv = [SCENARIO, "--strategy", "hybrid"] if command == "tune" else []
+    done = run([str(BIN / "hybridtune"), command, *argv, "--db", str(shipped)])
+    assert done.returncode == 2, done.stderr
+    assert "only jobs/groundtruth.sh writes" in done.stderr and "--prior" in done.stderr
+    assert shipped.stat().st_mtime_ns == before
