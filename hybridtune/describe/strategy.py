@@ -1,12 +1,13 @@
-"""Tuning strategies, spelled the same on the command line and in scenario files: preselect:P, top_k:K, run_all, random:K[:SEED], hybrid[:P]."""
+"""Tuning strategies, spelled the same on the command line and in scenario files: preselect:P, top_k:K, run_all, random:K[:SEED], tpe:K[:SEED], hybrid[:P]."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 
-STRATEGIES = ("preselect", "top_k", "run_all", "random", "hybrid")
-SPELLINGS = "preselect:P (percent), top_k:K, run_all, random:K[:SEED] or hybrid[:P] (a probability)"
+STRATEGIES = ("preselect", "top_k", "run_all", "random", "tpe", "hybrid")
+SPELLINGS = ("preselect:P (percent), top_k:K, run_all, random:K[:SEED], tpe:K[:SEED] or hybrid[:P] "
+             "(a probability)")
 HYBRID_STOP = 0.05
 
 
@@ -24,8 +25,8 @@ class Strategy:
             return f"preselect:{self.deviation_percent:g}"
         if self.name == "top_k":
             return f"top_k:{self.k}"
-        if self.name == "random":
-            return f"random:{self.k}:{self.seed}"
+        if self.name in ("random", "tpe"):
+            return f"{self.name}:{self.k}:{self.seed}"
         if self.name == "hybrid":
             return f"hybrid:{self.stop:g}"
         return self.name
@@ -65,10 +66,10 @@ def parse_strategy(text: object) -> Strategy:
         return Strategy("preselect", percent)
     if name == "top_k" and len(parts) == 1:
         return Strategy("top_k", k=_count(parts[0], "top_k:K with K"))
-    if name == "random" and len(parts) in (1, 2):
+    if name in ("random", "tpe") and len(parts) in (1, 2):
         seed = int(parts[1]) if len(parts) == 2 and parts[1].isdigit() and len(parts[1]) < 10 \
             else None
         if len(parts) == 2 and seed is None:
-            raise ValueError(f"random:K:SEED with SEED a whole number >= 0 (got '{parts[1]}')")
-        return Strategy("random", k=_count(parts[0], "random:K with K"), seed=seed or 0)
+            raise ValueError(f"{name}:K:SEED with SEED a whole number >= 0 (got '{parts[1]}')")
+        return Strategy(name, k=_count(parts[0], f"{name}:K with K"), seed=seed or 0)
     raise ValueError(f"a strategy {SPELLINGS} (got '{text}')")

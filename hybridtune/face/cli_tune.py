@@ -16,7 +16,7 @@ EXIT_INCOMPLETE = 3         # the time limit came first: rerun to continue
 
 def add_arguments(tune) -> None:
     tune.add_argument("--strategy", metavar="S", help="preselect:P (percent), top_k:K, run_all, "
-                      "random:K[:SEED] or hybrid[:P] (default: the scenario's)")
+                      "random:K[:SEED], tpe:K[:SEED] or hybrid[:P] (default: the scenario's)")
     tune.add_argument("--max-measurements", type=int, metavar="K", help="hybrid: measure at "
                       "most K variants per configuration")
     tune.add_argument("--prior", metavar="STORE", help="hybrid: the trained model of this store "
@@ -122,6 +122,9 @@ def _request(scenario, strategy, options, args, limit, shard):
     if args.max_measurements is not None and strategy.name != "hybrid":
         raise RequestError(f"--max-measurements {args.max_measurements}: only the hybrid "
                            f"strategy stops by itself (this run's is {strategy.spelling})")
+    if strategy.name == "tpe":
+        from hybridtune.strategies.tpe import optuna_module
+        optuna_module()
     if args.prior is not None:
         from hybridtune.face.cli_learn import require_model
         if strategy.name != "hybrid":
@@ -252,7 +255,8 @@ def _dry_run(request, args, launch) -> int:
     print(f"  kerncraft analyses: {offline.missing} (about {analyses_s:.0f} s with {workers} "
           f"workers); {offline.barrier_note}")
     if offline.missing:
-        bound = {"top_k": request.strategy.k, "random": request.strategy.k}
+        bound = {"top_k": request.strategy.k, "random": request.strategy.k,
+                 "tpe": request.strategy.k}
         most = 0
         for ranking in offline.rankings:
             config = ranking.configuration

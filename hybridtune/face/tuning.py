@@ -19,8 +19,8 @@ from hybridtune.measure.provenance import build_identity, code_sha256
 from hybridtune.measure.runner import (MeasureOptions, MeasureTask, Measurement, measure,
                                        retime_interleaved)
 from hybridtune.measure.tasks import plan_tasks, prebuild, with_reference
-from hybridtune.strategies.protocol import Planned
-from hybridtune.strategies.registry import ADAPTIVE, shortlist
+from hybridtune.strategies.protocol import Candidates
+from hybridtune.strategies.registry import BELIEF, PLANNED, shortlist, shortlist_search
 
 FINAL_FAILURES = ("compile_error", "crash", "wrong_result")
 RETIME_MAX = 8          # contenders re-timed interleaved per configuration
@@ -55,6 +55,7 @@ class Plan:
     reused: dict                    # variant id -> stored measurement row
     tasks: tuple                    # MeasureTask to run, in the strategy's order
     all_tasks: dict                 # variant id -> MeasureTask, for every shortlisted variant
+    candidates: Candidates = None   # the shortlist as its search sees it
 
 
 @dataclass(frozen=True)
@@ -147,9 +148,11 @@ def plan_configurations(request: TuneRequest, rankings, stored: dict, hardware_i
                 reused[prediction.id] = row
             else:
                 todo.append(task)
+        kernels = {p.id: [name for _, name in pool[p.id].kernels] for p in picked}
         plans.append(Plan(config, tuple(predictions), tuple(picked), len(pool), reused,
                           tuple(with_reference(todo, config, request.options)),
-                          {p.id: task for p, task in zip(picked, tasks)}))
+                          {p.id: task for p, task in zip(picked, tasks)},
+                          Candidates.in_order(picked, kernels)))
     return plans
 
 
@@ -202,7 +205,7 @@ def run_searches(executor, plans: list, found: list, options: MeasureOptions,
     """While a node is free, ask each configuration's search in turn for its next variant,
     measure it (or answer it from the store) and tell the search the result, until every search
     has ended or the deadline comes; the new rows and the ids left unmeasured, per configuration."""
-    ids = [[p.id for p in plan.shortlisted] for plan in plans]
+    ids = [plan.candidates.ids for plan in plans]
     tasks = [{task.generated.variant_id: task for task in plan.tasks} for plan in plans]
     new: dict = {index: {} for index in range(len(plans))}
     left: dict = {index: [] for index in range(len(plans))}
@@ -326,7 +329,7 @@ def tune(request: TuneRequest, store, executor, workers: int, hardware_id: str,
         if on_planned:
             on_planned(plan)
     mark = time.monotonic()
-    adaptive = request.strategy.name in ADAPTIVE
+    adaptive = request.strategy.name not in PLANNED
     # an adaptive strategy builds each variant where it is measured: most of its candidates never are
     codes = [] if adaptive else list(dict.fromkeys(task.generated.code for plan in plans
                                                    for task in plan.tasks))
@@ -337,7 +340,7 @@ def tune(request: TuneRequest, store, executor, workers: int, hardware_id: str,
     mark = time.monotonic()
     collector = Collector(store, on_result)
     notes = ()
-    if adaptive:
+    if request.strategy.name in BELIEF:
         found, note = searches(plans, store, request.scenario.machine.sha256, hardware_id,
                                request.strategy.stop, request.max_measurements, request.prior)
         notes = (note,)
@@ -345,8 +348,7 @@ def tune(request: TuneRequest, store, executor, workers: int, hardware_id: str,
             on_note(note)
         label = "measurements (hybrid: until no variant is likely faster)"
     else:
-        found = [Planned(range(len(plan.shortlisted)), request.strategy.spelling)
-                 for plan in plans]
+        found = [shortlist_search(request.strategy, plan.candidates) for plan in plans]
         label = "measurements"
     if on_phase:
         on_phase(label, sum(min(len(plan.tasks), search.most())

@@ -14,7 +14,7 @@ from hybridtune.errors import RequestError
 from hybridtune.strategies import metrics, replay, transfer
 from hybridtune.learn.encode import regime
 from hybridtune.learn.table import CONFIG, Rows
-from hybridtune.strategies.tpe import optuna_module, tpe
+from hybridtune.strategies.tpe import optuna_module
 from hybridtune.learn.level import Levels, levels_of
 from hybridtune.learn.train import MIN_ROWS, configuration_keys, fit, pool_targets
 
@@ -98,9 +98,9 @@ def _accuracy(test: pd.DataFrame, corrected: dict) -> dict:
 def _replays(pool: replay.Pool, hybrid_replay, best_variant: str) -> dict:
     """The strategies replayed on one pool whatever hybrid measured; the equal-cost ones follow."""
     return {"BestVariant": [replay.fixed_variant(pool, best_variant)],
-            "RunAll": [replay.planned(pool, Strategy("run_all"))],
-            "preselect:5": [replay.planned(pool, Strategy("preselect", 5))],
-            "preselect:10": [replay.planned(pool, Strategy("preselect", 10))],
+            "RunAll": [replay.run(pool, Strategy("run_all"))],
+            "preselect:5": [replay.run(pool, Strategy("preselect", 5))],
+            "preselect:10": [replay.run(pool, Strategy("preselect", 10))],
             "hybrid": [hybrid_replay]}
 
 
@@ -212,13 +212,13 @@ def evaluate(rows: Rows, stop: float = HYBRID_STOP, max_rows: int = 2000,
     for ivp in accuracy:        # equal-cost baselines at hybrid's mean count
         for config in (c for c in per_config if c["key"][1] == ivp):
             pool = next(p for p in pools if list(p.key) == config["key"])
-            config[f"top_k:{k}"] = _numbers(pool, [replay.planned(pool, Strategy("top_k", k=k))])
+            config[f"top_k:{k}"] = _numbers(pool, [replay.run(pool, Strategy("top_k", k=k))])
             config[f"random:{k}"] = _numbers(pool, [
-                replay.planned(pool, Strategy("random", k=k, seed=seed))
+                replay.run(pool, Strategy("random", k=k, seed=seed))
                 for seed in range(RANDOM_SEEDS)])
             if with_tpe:
-                config[f"tpe:{k}"] = _numbers(pool, [tpe(pool, k, seed)
-                                                     for seed in range(TPE_SEEDS)])
+                config[f"tpe:{k}"] = _numbers(pool, [
+                    replay.run(pool, Strategy("tpe", k=k, seed=seed)) for seed in range(TPE_SEEDS)])
     names = [name for name in per_config[0] if name not in ("key", "pool", "transfer")]
     for name in names:
         strategies[name] = _summary([c[name] for c in per_config])

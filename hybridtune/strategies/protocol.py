@@ -12,13 +12,21 @@ class Candidates:
     ties by id): what a strategy chooses among, live or replayed."""
     ids: tuple
     predicted_s: tuple
+    kernels: tuple = ()         # per candidate its kernel variants (TEMPLATE_ORDER), where known
 
     @classmethod
     def from_ranking(cls, predictions) -> Candidates:
-        """The ranked ones of a configuration's variant predictions."""
+        """The ranked ones of a configuration's variant predictions, in the offline order."""
         ok = sorted(((p.predicted_s, p.id) for p in predictions
                      if p.status == "ok" and math.isfinite(p.predicted_s)))
         return cls(tuple(i for _, i in ok), tuple(s for s, _ in ok))
+
+    @classmethod
+    def in_order(cls, predictions, kernels: dict) -> Candidates:
+        """These predictions as they stand (a shortlist in its strategy's order); kernels: id ->
+        its kernel variants."""
+        return cls(tuple(p.id for p in predictions), tuple(p.predicted_s for p in predictions),
+                   tuple(tuple(kernels[p.id]) for p in predictions))
 
     def __len__(self) -> int:
         return len(self.ids)

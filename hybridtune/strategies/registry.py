@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hybridtune.describe.strategy import STRATEGIES, Strategy
 from hybridtune.strategies import preselect, random_k, run_all, top_k
-from hybridtune.strategies.protocol import Candidates, Search
+from hybridtune.strategies.protocol import Candidates, Planned, Search
 
 PLANNED = {
     "preselect": lambda candidates, spec: preselect.search(candidates, spec.deviation_percent),
@@ -12,13 +12,21 @@ PLANNED = {
     "random": lambda candidates, spec: random_k.search(candidates, spec.k, spec.seed),
     "run_all": lambda candidates, spec: run_all.search(candidates),
 }
-ADAPTIVE = ("hybrid",)      # searches that need the store's belief: the face builds them
-assert set(PLANNED) | set(ADAPTIVE) == set(STRATEGIES)
+ADAPTIVE = {            # searches whose next pick depends on what was measured
+    "tpe": lambda candidates, spec: _tpe(candidates, spec),
+}
+BELIEF = ("hybrid",)    # adaptive searches over the store's belief: the face builds them
+assert set(PLANNED) | set(ADAPTIVE) | set(BELIEF) == set(STRATEGIES)
+
+
+def _tpe(candidates: Candidates, spec: Strategy) -> Search:
+    from hybridtune.strategies.tpe import TpeSearch     # Optuna: an optional extra
+    return TpeSearch(candidates, spec.k, spec.seed)
 
 
 def search_for(spec: Strategy, candidates: Candidates) -> Search:
-    """The search a planned strategy runs over these candidates."""
-    return PLANNED[spec.name](candidates, spec)
+    """The search a strategy (any but one over the store's belief) runs over these candidates."""
+    return {**PLANNED, **ADAPTIVE}[spec.name](candidates, spec)
 
 
 def shortlist(spec: Strategy, predictions) -> list:
@@ -31,3 +39,11 @@ def shortlist(spec: Strategy, predictions) -> list:
     else:
         order = range(len(candidates))
     return [by_id[candidates.ids[i]] for i in order]
+
+
+def shortlist_search(spec: Strategy, candidates: Candidates) -> Search:
+    """The search that measures a shortlist (candidates: shortlist(spec, ...) in its order): a
+    planned strategy's list as it stands, an adaptive strategy's search over it."""
+    if spec.name in PLANNED:
+        return Planned(range(len(candidates)), spec.spelling)
+    return search_for(spec, candidates)

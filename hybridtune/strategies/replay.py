@@ -10,6 +10,7 @@ import pandas as pd
 
 from hybridtune.describe.strategy import HYBRID_STOP, Strategy
 from hybridtune.errors import HybridtuneError
+from hybridtune.learn.encode import kernel_variants
 from hybridtune.learn.hybrid import prior_belief
 from hybridtune.learn.table import CONFIG, Rows
 from hybridtune.strategies.hybrid import HybridSearch
@@ -49,10 +50,15 @@ def _chosen(pool: Pool, order) -> int:
 
 def candidates(pool: Pool) -> tuple[Candidates, list[int]]:
     """The pool's variants as a strategy sees them live (offline order) and each one's row."""
-    rows = pool.by_prediction()
+    rows = [int(i) for i in pool.by_prediction()]
     frame = pool.frame
-    return Candidates(tuple(frame["variant"].to_numpy()[rows]),
-                      tuple(frame["predicted_s"].to_numpy(float)[rows])), rows
+    variants = frame["variant"].to_numpy()
+    kernels = ()
+    if "features" in frame:
+        features = frame["features"].to_numpy()
+        kernels = tuple(tuple(kernel_variants(variants[i], features[i])) for i in rows)
+    return Candidates(tuple(variants[rows]), tuple(frame["predicted_s"].to_numpy(float)[rows]),
+                      kernels), rows
 
 
 def configuration_pools(rows: Rows) -> list[Pool]:
@@ -84,8 +90,8 @@ def drive(pool: Pool, search: Search, rows: list[int]) -> Replay:
     return Replay(tuple(order), _chosen(pool, order) if order else -1)
 
 
-def planned(pool: Pool, spec: Strategy) -> Replay:
-    """A planned strategy (preselect, top_k, random, run_all) replayed on the pool."""
+def run(pool: Pool, spec: Strategy) -> Replay:
+    """A strategy (any but hybrid, which replays on a model: hybrid_together) on the pool."""
     found, rows = candidates(pool)
     return drive(pool, search_for(spec, found), rows)
 

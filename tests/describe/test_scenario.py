@@ -98,7 +98,8 @@ def test_library_scenarios_all_load():
 @pytest.mark.parametrize("text, name, percent, k, seed", [
     ("preselect:10", "preselect", 10.0, 0, 0), ("top_k:8", "top_k", 5.0, 8, 0),
     ("run_all", "run_all", 5.0, 0, 0), ("random:12", "random", 5.0, 12, 0),
-    ("random:12:7", "random", 5.0, 12, 7)])
+    ("random:12:7", "random", 5.0, 12, 7), ("tpe:9", "tpe", 5.0, 9, 0),
+    ("tpe:9:4", "tpe", 5.0, 9, 4)])
 def test_strategy_spellings_parse_and_spell_back(text, name, percent, k, seed):
     from hybridtune.describe.strategy import parse_strategy
     strategy = parse_strategy(text)
@@ -109,7 +110,8 @@ def test_strategy_spellings_parse_and_spell_back(text, name, percent, k, seed):
 
 @pytest.mark.parametrize("text, expected", [
     ("preselect", "a strategy"), ("preselect:-1", "between 0 and 1000"), ("top_k:0", ">= 1"),
-    ("random:3:x", "SEED"), ("run_all:2", "a strategy"), ("best", "a strategy")])
+    ("random:3:x", "SEED"), ("run_all:2", "a strategy"), ("best", "a strategy"),
+    ("tpe:0", "tpe:K with K"), ("tpe", "a strategy")])
 def test_bad_strategy_spellings_say_what_was_expected(text, expected):
     from hybridtune.describe.strategy import parse_strategy
     with pytest.raises(ValueError, match=expected):

@@ -37,7 +37,7 @@ def test_poisoning_what_was_not_measured_changes_nothing(fixture_rows, gp_withou
     def run(on):
         if strategy == "hybrid":
             return replay.hybrid(on, gp_without_cusp)
-        return replay.planned(on, parse_strategy(strategy))
+        return replay.run(on, parse_strategy(strategy))
 
     first = run(pool)
     assert 0 < len(first.order) < len(pool.frame)

@@ -1,4 +1,4 @@
-"""Every planned strategy runs live (tune, one worker) and replayed on the store that run wrote through the same search: the same order; a replay never reads a time the run did not measure."""
+"""Every strategy but hybrid runs live (tune, one worker) and replayed on the store that run wrote through the same search: the same order; a replay never reads a time the run did not measure."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from hybridtune.strategies import replay
 from tune_support import BIN, TUNE_SCENARIO, predicted_store, run  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.slow
-SPELLINGS = ["top_k:4", "preselect:3", "random:4:3", "run_all"]
+SPELLINGS = ["top_k:4", "preselect:3", "random:4:3", "tpe:5:1", "run_all"]
 
 
 def rows_of(store):
@@ -42,9 +42,9 @@ def test_the_replay_measures_what_the_live_run_measured_in_its_order(live, spell
     rows, measurements = rows_of(live[spelling])
     alone = measurements[measurements["timing"] == "alone"]
     [pool] = replay.configuration_pools(rows)
-    replayed = replay.planned(pool, parse_strategy(spelling))
+    replayed = replay.run(pool, parse_strategy(spelling))
     assert [pool.frame["variant"].iloc[i] for i in replayed.order] == list(alone["id"])
-    assert len(replayed.order) == {"top_k:4": 4, "random:4:3": 4, "run_all": 32}.get(
+    assert len(replayed.order) == {"top_k:4": 4, "random:4:3": 4, "tpe:5:1": 5, "run_all": 32}.get(
         spelling, len(replayed.order))
 
 
@@ -52,6 +52,6 @@ def test_a_replay_asking_for_what_was_never_measured_raises(live):
     rows, _ = rows_of(live["top_k:4"])
     [pool] = replay.configuration_pools(rows)
     with pytest.raises(replay.Unmeasured, match="never measured"):
-        replay.planned(pool, parse_strategy("top_k:5"))
+        replay.run(pool, parse_strategy("top_k:5"))
     with pytest.raises(replay.Unmeasured):
-        replay.planned(pool, parse_strategy("random:4:4"))
+        replay.run(pool, parse_strategy("random:4:4"))

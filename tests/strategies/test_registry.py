@@ -11,7 +11,7 @@ from hybridtune.describe.strategy import STRATEGIES, parse_strategy
 from hybridtune.learn.hybrid import Belief
 from hybridtune.strategies.hybrid import HybridSearch
 from hybridtune.strategies.protocol import Candidates
-from hybridtune.strategies.registry import ADAPTIVE, PLANNED, search_for, shortlist
+from hybridtune.strategies.registry import ADAPTIVE, BELIEF, PLANNED, search_for, shortlist
 
 
 def prediction(vid: str, seconds: float, status: str = "ok"):
@@ -38,7 +38,7 @@ def test_candidates_are_the_ranked_ones_fastest_first_ties_by_id():
 
 
 def test_every_spelling_has_a_search():
-    assert set(PLANNED) | set(ADAPTIVE) == set(STRATEGIES)
+    assert set(PLANNED) | set(ADAPTIVE) | set(BELIEF) == set(STRATEGIES)
 
 
 @pytest.mark.parametrize("spelling, ids", [("preselect:5", ["a", "c", "d"]),

@@ -18,7 +18,7 @@ def _toy_pool() -> replay.Pool:
 
 
 def planned(pool, spelling: str) -> replay.Replay:
-    return replay.planned(pool, parse_strategy(spelling))
+    return replay.run(pool, parse_strategy(spelling))
 
 
 def test_top_k_measures_the_k_best_predicted_in_order():

@@ -1,4 +1,4 @@
-"""The TPE baseline: its search space is the pool's skeletons and loop orders, it measures distinct variants up to its budget, and a missing Optuna is refused with the extra named."""
+"""The TPE strategy: its search space is the pool's skeletons and loop orders, it measures distinct variants up to its budget, and a missing Optuna is refused with the extra named."""
 
 from __future__ import annotations
 
@@ -11,7 +11,9 @@ import pytest
 from hybridtune.describe.library import PROJECT_ROOT
 from hybridtune.strategies.evaluate import whole_pools
 from hybridtune.learn.table import joined_rows
-from hybridtune.strategies.tpe import search_space, tpe
+from hybridtune.describe.strategy import Strategy
+from hybridtune.strategies import replay
+from hybridtune.strategies.tpe import search_space
 from hybridtune.store import Store
 
 FIXTURE = PROJECT_ROOT / "tests" / "data" / "learn" / "fixture.h5"
@@ -25,7 +27,7 @@ def pool():
 
 
 def test_the_search_space_covers_every_variant_of_the_pool(pool):
-    space, index = search_space(pool)
+    space, index = search_space(replay.candidates(pool)[0])
     assert set(space) == {"F"} and len(index) == len(pool.frame) == 32
     combinations = 1
     for _, orders in space["F"]:
@@ -34,12 +36,15 @@ def test_the_search_space_covers_every_variant_of_the_pool(pool):
 
 
 def test_tpe_measures_distinct_variants_up_to_its_budget_and_chooses_the_best_of_them(pool):
+    def tpe(seed):
+        return replay.run(pool, Strategy("tpe", k=8, seed=seed))
+
     for seed in range(3):
-        replay = tpe(pool, 8, seed)
-        assert len(replay.order) == len(set(replay.order)) == 8
+        result = tpe(seed)
+        assert len(result.order) == len(set(result.order)) == 8
         times = pool.times
-        assert times[replay.chosen] == min(times[i] for i in replay.order)
-    assert tpe(pool, 8, 1).order == tpe(pool, 8, 1).order          # seeded
+        assert times[result.chosen] == min(times[i] for i in result.order)
+    assert tpe(1).order == tpe(1).order          # seeded
 
 
 def test_evaluate_with_tpe_refuses_a_missing_optuna_naming_the_extra(tmp_path):
