@@ -5,6 +5,7 @@ from __future__ import annotations
 from hybridtune.describe.strategy import STRATEGIES, Strategy
 from hybridtune.strategies import preselect, random_k, run_all, top_k
 from hybridtune.strategies.protocol import Candidates, Planned, Search
+from hybridtune.strategies.tpe import TpeSearch
 
 PLANNED = {
     "preselect": lambda candidates, spec: preselect.search(candidates, spec.deviation_percent),
@@ -13,15 +14,10 @@ PLANNED = {
     "run_all": lambda candidates, spec: run_all.search(candidates),
 }
 ADAPTIVE = {            # searches whose next pick depends on what was measured
-    "tpe": lambda candidates, spec: _tpe(candidates, spec),
+    "tpe": lambda candidates, spec: TpeSearch(candidates, spec.k, spec.seed),
 }
 BELIEF = ("hybrid",)    # adaptive searches over the store's belief: the face builds them
 assert set(PLANNED) | set(ADAPTIVE) | set(BELIEF) == set(STRATEGIES)
-
-
-def _tpe(candidates: Candidates, spec: Strategy) -> Search:
-    from hybridtune.strategies.tpe import TpeSearch     # Optuna: an optional extra
-    return TpeSearch(candidates, spec.k, spec.seed)
 
 
 def search_for(spec: Strategy, candidates: Candidates) -> Search:
