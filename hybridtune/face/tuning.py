@@ -15,6 +15,7 @@ from hybridtune.face.hybrid_tuning import searches
 from hybridtune.face.rows import observed, row_ok
 from hybridtune.face.offline import predict_scenario
 from hybridtune.generate.pool import pool_for
+from hybridtune.learn import timing
 from hybridtune.measure.provenance import build_identity, code_sha256
 from hybridtune.measure.runner import (MeasureOptions, MeasureTask, Measurement, measure,
                                        retime_interleaved)
@@ -23,7 +24,6 @@ from hybridtune.strategies.protocol import Candidates
 from hybridtune.strategies.registry import BELIEF, PLANNED, shortlist, shortlist_search
 
 FINAL_FAILURES = ("compile_error", "crash", "wrong_result")
-RETIME_MAX = 8          # contenders re-timed interleaved per configuration
 BUILD_CHUNK = 8         # variants a node compiles per task (with all its cores)
 SECONDS_PER_ANALYSIS = 2.0      # estimates for --dry-run, measured on a 2-core VM
 SECONDS_PER_BUILD = 1.5
@@ -68,10 +68,17 @@ class Outcome:
     ended_by: str = ""              # why hybrid stopped measuring (other strategies: "")
 
     def chosen(self) -> tuple | None:
-        """(prediction, row) of the fastest shortlisted variant measured ok, re-timed if it was."""
-        good = [(p, self.retimed.get(p.id, self.rows.get(p.id))) for p in self.plan.shortlisted]
-        good = [(p, row) for p, row in good if row is not None and row_ok(row)]
-        return min(good, key=lambda pair: pair[1]["median_s"]) if good else None
+        """(prediction, row) of the variant chosen by learn/timing's rule: the fastest re-timing
+        where close ones were re-timed, else the fastest first timing of those measured ok."""
+        first = {p.id: self.rows[p.id] for p in self.plan.shortlisted
+                 if p.id in self.rows and row_ok(self.rows[p.id])}
+        retimed = {i: row for i, row in self.retimed.items() if row_ok(row)}
+        best = timing.choose({i: row["median_s"] for i, row in first.items()},
+                             {i: row["median_s"] for i, row in retimed.items()})
+        if best is None:
+            return None
+        prediction = next(p for p in self.plan.shortlisted if p.id == best)
+        return prediction, retimed.get(best, first.get(best))
 
 
 @dataclass(frozen=True)
@@ -254,15 +261,10 @@ def task_cost(options: MeasureOptions) -> float:
 
 
 def contenders(plan: Plan, rows: dict) -> list[str]:
-    """Ids of the ok variants whose interval overlaps the best's (the best first), at most RETIME_MAX."""
-    good = sorted(((rows[p.id], p.id) for p in plan.shortlisted
-                   if p.id in rows and row_ok(rows[p.id])), key=lambda pair: pair[0]["median_s"])
-    if len(good) < 2:
-        return []
-    best = good[0][0]
-    high = best.get("ci_high_s") if best.get("ci_high_s") is not None else best["median_s"]
-    close = [vid for row, vid in good if (row.get("ci_low_s") or row["median_s"]) <= high]
-    return close[:RETIME_MAX] if len(close) > 1 else []
+    """Ids of the ok shortlisted variants close enough to the best to be re-timed (learn/timing)."""
+    return timing.contenders({p.id: (rows[p.id]["median_s"], rows[p.id].get("ci_low_s"),
+                                     rows[p.id].get("ci_high_s"))
+                              for p in plan.shortlisted if p.id in rows and row_ok(rows[p.id])})
 
 
 def retime(executor, plans: list, rows: dict, new: dict, options: MeasureOptions,

@@ -1,4 +1,4 @@
-"""Learning rows from the store's frames: each variant prediction's feature row joined to the best measurement of the same variant and configuration."""
+"""Learning rows from the store's frames: each variant prediction's feature row joined to the same variant's time in its configuration (learn/timing's rule)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from hybridtune.errors import RequestError
+from hybridtune.learn import timing
 from hybridtune.learn.level import IVP_NAME
 
 CONFIG = ("method", "ivp", "n", "threads")
@@ -16,7 +17,7 @@ KEY = CONFIG + ("variant",)
 PREDICTION_COLUMNS = KEY + ("predicted_s", "features")   # what learning reads of a prediction
 MEASUREMENT_COLUMNS = ("row_id", "id") + CONFIG + (       # and of a measurement
     "status", "median_s", "ci_low_s", "ci_high_s", "ci_rel", "generator_version", "code_sha256",
-    "build_id", "hardware_id")
+    "build_id", "hardware_id", "timing", "compiler_flags", "run_id")
 POOL_MEDIAN = "pool_median_predicted_s"   # derived when read, never stored
 Z95 = 1.959964                            # a normal's two-sided 95% quantile
 
@@ -26,8 +27,9 @@ class Rows:
     """Variant predictions with their feature rows and, where measured, the measurement.
 
     frame columns: method, ivp, n, threads, variant, predicted_s, features (dict), and for measured
-    rows row_id, median_s, ci_rel, ci_low_s, ci_high_s, hardware_id, code_sha256, build_id (NaN
-    where unmeasured).
+    rows row_id, median_s, ci_rel, ci_low_s, ci_high_s, passes, retimed_s, retimed_ci_rel,
+    hardware_id, code_sha256, build_id (NaN where unmeasured); median_s is the mean of passes of
+    the first timings (learn/timing), the time every model and replay uses.
     """
     frame: pd.DataFrame
     feature_schema: str
@@ -105,15 +107,19 @@ def ok_measurements(measurements: pd.DataFrame, hardware_id: str | None = None) 
 
 
 def best_measurements(measurements: pd.DataFrame, hardware_id: str | None = None) -> pd.DataFrame:
-    """Per (method, IVP, n, threads, variant) the ok measurement of the newest generator version
-    and, among those, the narrowest interval, of one hardware (see ok_measurements)."""
+    """Per (method, IVP, n, threads, variant) its time by the one rule of learn/timing, of one
+    hardware (see ok_measurements): the mean of passes of its first timings (median_s, the
+    interval spanning them, passes), and retimed_s, retimed_ci_rel of its configuration's latest
+    interleaved re-timing round (NaN where it was not re-timed)."""
     ok = ok_measurements(measurements, hardware_id)
     if ok.empty:
-        return ok
-    version = pd.to_numeric(ok["generator_version"], errors="coerce").fillna(-1)
-    ok = ok.assign(_version=-version, _ci=ok["ci_rel"].fillna(math.inf))
-    ok = ok.sort_values(["_version", "_ci"], kind="stable")
-    return ok.drop_duplicates(list(KEY), keep="first").drop(columns=["_version", "_ci"])
+        return ok.assign(passes=[], retimed_s=[], retimed_ci_rel=[])
+    first = timing.mean_of_passes(ok[ok["timing"] != timing.RETIMED], list(KEY))
+    retimed = timing.latest_retimings(ok[ok["timing"] == timing.RETIMED], list(CONFIG))
+    retimed = retimed.sort_values("row_id", kind="stable").drop_duplicates(list(KEY), keep="last")
+    retimed = retimed[list(KEY) + ["median_s", "ci_rel"]].rename(
+        columns={"median_s": "retimed_s", "ci_rel": "retimed_ci_rel"})
+    return first.merge(retimed, on=list(KEY), how="left")
 
 
 def joined_rows(predictions: pd.DataFrame, measurements: pd.DataFrame,
@@ -121,14 +127,15 @@ def joined_rows(predictions: pd.DataFrame, measurements: pd.DataFrame,
     """Every latest prediction with its best measurement where there is one."""
     latest, schema, machine = latest_predictions(predictions, machine_sha256)
     best = best_measurements(measurements, hardware_id)
-    numbers = ("median_s", "ci_rel", "ci_low_s", "ci_high_s")
+    numbers = ("median_s", "ci_rel", "ci_low_s", "ci_high_s", "passes", "retimed_s", "retimed_ci_rel")
     columns = list(KEY) + list(numbers) + ["row_id", "hardware_id", "code_sha256", "build_id"]
     if best.empty:
         best = pd.DataFrame({name: pd.Series(dtype=float if name in numbers else object)
                              for name in columns})
     frame = latest.merge(best[columns], on=list(KEY), how="left")
     every = ok_measurements(measurements, hardware_id)
-    every = latest.merge(every[columns], on=list(KEY)) if not every.empty else frame.iloc[:0]
+    firsts = list(KEY) + list(numbers[:4]) + ["row_id", "hardware_id", "code_sha256", "build_id"]
+    every = latest.merge(every[firsts], on=list(KEY)) if not every.empty else frame.iloc[:0]
     return Rows(frame, schema, machine, every)
 
 

@@ -5,13 +5,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import pandas as pd
+
 from hybridtune.describe.machine import Machine
 from hybridtune.errors import RequestError
 from hybridtune.generate.kerncraft_form import ELEMENT_BYTES
+from hybridtune.learn import timing
+from hybridtune.learn.table import best_measurements
 from hybridtune.generate.size_expressions import N
 from hybridtune.predict.working_set import border, capacities
 
-TIMING_PREFERENCE = {"alone": 0, "interleaved": 1}   # a re-timing side by side beats a first timing
 
 
 @dataclass(frozen=True)
@@ -71,8 +74,9 @@ def measured_times(rows: list[dict], method: str, ivp: str, canonical: dict) -> 
     """(hardware_id, {(n, threads): {variant: median_s}}, notes) of the ok measurements of one
     method and IVP; canonical maps every pool id (and folded alias) to the pool's id.
 
-    Of the hardware measured, the one with the most ok rows; per variant, n and threads the
-    interleaved re-timing where there is one, else the latest first timing.
+    Of the hardware measured, the one with the most ok rows; per variant, n and threads its time
+    by learn/timing's rule: where the configuration's latest re-timing round holds its fastest
+    first timing, the round's re-timings; else the mean of passes of the first timings.
     """
     ok = [r for r in rows if r["method"] == method and r["ivp"] == ivp and r["status"] == "ok"
           and _positive(r["median_s"])]
@@ -96,16 +100,15 @@ def measured_times(rows: list[dict], method: str, ivp: str, canonical: dict) -> 
     if len(counts) > 1:
         notes.append(f"measurements of {len(counts)} machines in the store: used hardware "
                      f"{hardware} ({counts[hardware]} ok rows), the one measured most")
-    kept: dict = {}
-    for row in ok:
-        if row["id"] in canonical and row["hardware_id"] == hardware:
-            key = (canonical[row["id"]], int(row["n"]), int(row["threads"]))
-            rank = TIMING_PREFERENCE.get(row["timing"], 0)
-            if key not in kept or rank >= kept[key][0]:
-                kept[key] = (rank, float(row["median_s"]))
+    mine = [{**row, "id": canonical[row["id"]]} for row in ok
+            if row["id"] in canonical and row["hardware_id"] == hardware]
+    timed = best_measurements(pd.DataFrame(mine), hardware)
     times: dict = {}
-    for (variant, n, threads), (_, seconds) in kept.items():
-        times.setdefault((n, threads), {})[variant] = seconds
+    for (n, threads), group in timed.groupby(["n", "threads"]):
+        first = dict(zip(group["variant"], group["median_s"].astype(float)))
+        again = group[group["retimed_s"].notna()]
+        retimed = dict(zip(again["variant"], again["retimed_s"].astype(float)))
+        times[(int(n), int(threads))] = timing.compared(first, retimed)
     return hardware, times, notes
 
 

@@ -1,0 +1,77 @@
+"""One rule for a variant's time: first timings (one per pass) give the time that training, replay and a ground truth's reference best use; the interleaved re-timing of close contenders decides a run's choice."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+FIRST = "alone"                 # a variant timed on its own, in the strategy's order
+RETIMED = "interleaved"         # re-timed in turn with the close contenders of its configuration
+CLOSE_WITHIN = 0.10             # a contender: first timing within this share of the best's
+RETIME_MAX = 8                  # contenders re-timed per configuration
+
+
+def mean_of_passes(first: pd.DataFrame, key: list) -> pd.DataFrame:
+    """Per key the first timings of one code (the newest generator's) and compiler flags,
+    combined: median_s the geometric mean over the passes that timed it, the interval spanning
+    theirs, passes their count, row_id the latest pass's."""
+    version = pd.to_numeric(first["generator_version"], errors="coerce").fillna(-1)
+    newest = first.assign(_version=version).sort_values(["_version", "row_id"], kind="stable") \
+        .drop_duplicates(key, keep="last")
+    same = first.merge(newest[key + ["code_sha256", "compiler_flags"]],
+                       on=key + ["code_sha256", "compiler_flags"])
+    same = same.assign(_log=np.log(same["median_s"].to_numpy(float)))
+    groups = same.groupby(key, sort=False)
+    combined = groups.agg(_log=("_log", "mean"), passes=("row_id", "size"),
+                          ci_low_s=("ci_low_s", "min"), ci_high_s=("ci_high_s", "max"))
+    latest = same.sort_values("row_id", kind="stable").drop_duplicates(key, keep="last") \
+        .set_index(key)
+    out = latest.drop(columns=["_log", "ci_low_s", "ci_high_s"]).join(combined)
+    several = out["passes"] > 1
+    out["median_s"] = out["median_s"].where(~several, np.exp(out.pop("_log")))
+    half = (out["ci_high_s"] - out["ci_low_s"]) / (2 * out["median_s"])
+    out["ci_rel"] = out["ci_rel"].where(~several, half)
+    return out.reset_index()
+
+
+def latest_retimings(retimed: pd.DataFrame, configuration: list) -> pd.DataFrame:
+    """The interleaved re-timings of each configuration's latest re-timing run: re-timings of
+    other runs met other machine loads and are not compared with them."""
+    if retimed.empty:
+        return retimed
+    ordered = retimed.sort_values("row_id", kind="stable")
+    last = ordered.groupby(configuration)["run_id"].transform("last")
+    return ordered[ordered["run_id"] == last]
+
+
+def contenders(first: dict) -> list:
+    """The ids whose first timing (id -> (median_s, ci_low_s, ci_high_s)) is within CLOSE_WITHIN
+    of the best's or whose interval overlaps the best's, the best first, at most RETIME_MAX; none
+    where fewer than two."""
+    ordered = sorted(first, key=lambda i: (first[i][0], str(i)))
+    if len(ordered) < 2:
+        return []
+    best, _, high = first[ordered[0]]
+    limit = max(best * (1 + CLOSE_WITHIN), _finite(high, best))
+    close = [i for i in ordered if min(first[i][0], _finite(first[i][1], first[i][0])) <= limit]
+    return close[:RETIME_MAX] if len(close) > 1 else []
+
+
+def _finite(value, otherwise: float) -> float:
+    return float(value) if value is not None and math.isfinite(value) else otherwise
+
+
+def compared(first: dict, retimed: dict) -> dict:
+    """The times a run's choice is made among (id -> seconds per step, of first timings and of
+    the latest re-timing round): the round's where the fastest first timing was re-timed in it,
+    else (no round, or one older than a faster first timing) the first timings."""
+    leader = min(first, key=lambda i: (first[i], str(i))) if first else None
+    return retimed if retimed and (leader is None or leader in retimed) else first
+
+
+def choose(first: dict, retimed: dict):
+    """The variant a run chooses: the fastest of compared(first, retimed); None if none."""
+    times = compared(first, retimed)
+    return min(times, key=lambda i: (times[i], str(i))) if times else None
