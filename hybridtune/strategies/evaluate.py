@@ -14,6 +14,7 @@ from hybridtune.errors import RequestError
 from hybridtune.strategies import metrics, replay, transfer
 from hybridtune.learn.encode import regime
 from hybridtune.learn.table import CONFIG, Rows
+from hybridtune.strategies.noise import Noise, draws
 from hybridtune.strategies.tpe import optuna_module
 from hybridtune.learn.level import Levels, levels_of
 from hybridtune.learn.train import MIN_ROWS, configuration_keys, fit, pool_targets
@@ -22,7 +23,8 @@ WHOLE_POOL = 0.95        # a configuration with ok measurements of this share of
 RANDOM_SEEDS = 20
 TPE_SEEDS = 5
 FIRST_WITHIN = 0.05
-LOSS_WITHIN = 0.01       # a loss this small counts as finding the best
+LOSS_WITHIN = 0.03       # a loss this small counts as finding the best (the noise floor of a timing)
+SPREAD = (10, 90)        # percentiles over noise seeds
 CURVE = 64               # best-found curves over the first this many measurements
 OTHER_SIZES = "gp_other_sizes"  # the left-out IVP's other configurations measured
 
@@ -33,11 +35,12 @@ class Evaluation:
     accuracy: dict                   # left-out IVP -> offline/corrected/trivial errors and tau
     configurations: list             # per whole-pool configuration: per strategy its numbers
     first_pick: dict                 # share of configurations whose first pick is within 5%
-    hybrid_to_best: dict = field(default_factory=dict)  # measurements until within 1% of the best
+    hybrid_to_best: dict = field(default_factory=dict)  # measurements until within 3% of the best
     curves: dict = field(default_factory=dict)       # strategy -> mean S(x) / t_best, x = 1..
     predictions: list = field(default_factory=list)  # per measured row: offline and corrected
     notes: list = field(default_factory=list)
     transfer: dict = field(default_factory=dict)     # what other configurations' times tell
+    noise: dict = field(default_factory=dict)        # the noise replayed: source, spread, seeds
 
 
 def whole_pools(rows: Rows) -> list[replay.Pool]:
@@ -95,56 +98,72 @@ def _accuracy(test: pd.DataFrame, corrected: dict) -> dict:
     return out
 
 
-def _replays(pool: replay.Pool, hybrid_replay, best_variant: str) -> dict:
-    """The strategies replayed on one pool whatever hybrid measured; the equal-cost ones follow."""
-    return {"BestVariant": [replay.fixed_variant(pool, best_variant)],
-            "RunAll": [replay.run(pool, Strategy("run_all"))],
-            "preselect:5": [replay.run(pool, Strategy("preselect", 5))],
-            "preselect:10": [replay.run(pool, Strategy("preselect", 10))],
-            "hybrid": [hybrid_replay]}
+def _replays(pool: replay.Pool, hybrid_replays: list, best_variant: str, errors: list) -> dict:
+    """The strategies replayed on one pool whatever hybrid measured, once per noise seed (errors:
+    the pool's draws of each); the equal-cost ones follow."""
+    return {"BestVariant": [replay.fixed_variant(pool, best_variant) for _ in errors],
+            "RunAll": [replay.run(pool, Strategy("run_all"), e) for e in errors],
+            "preselect:5": [replay.run(pool, Strategy("preselect", 5), e) for e in errors],
+            "preselect:10": [replay.run(pool, Strategy("preselect", 10), e) for e in errors],
+            "hybrid": hybrid_replays}
 
 
 def _numbers(pool: replay.Pool, replays: list) -> dict:
-    """The metrics of one strategy on one pool (averaged over its replays)."""
-    frame = pool.frame
+    """The metrics of one strategy on one pool, judged by the pool's times (the mean of passes):
+    their mean over its replays (one per noise seed) and, in `seeds`, each replay's."""
     times = pool.times
-    best = int(np.argmin(times))
-    records = frame[["median_s", "ci_rel", "ci_low_s", "ci_high_s"]].to_dict("records")
+    t_best = times.min()
     values = []
     for r in replays:
         measured = times[list(r.order)]
         values.append({
             "measured": len(r.order),
-            "loss": 0.0 if r.chosen == best else metrics.loss(records[r.chosen], records[best]),
-            "overhead": metrics.overhead(measured, times[best]),
+            "retimed": len(r.retimed),
+            "loss": max(times[r.chosen] / t_best - 1, 0.0),
+            "overhead": metrics.overhead(measured, t_best),
             "gain": metrics.gain_over_run_all(measured, times[r.chosen], times),
             "score": metrics.methodology_score(measured, times),
-            "curve": metrics.best_found(measured, min(CURVE, len(times))) / times[best],
-            "first_within": bool(times[r.order[0]] <= times[best] * (1 + FIRST_WITHIN))})
+            "curve": metrics.best_found(measured, min(CURVE, len(times))) / t_best,
+            "first_within": bool(times[r.order[0]] <= t_best * (1 + FIRST_WITHIN))})
     out = {key: float(np.mean([v[key] for v in values])) for key in values[0] if key != "curve"}
     out["curve"] = np.mean([v["curve"] for v in values], axis=0).tolist()
+    out["seeds"] = [{key: v[key] for key in ("measured", "loss", "score")} for v in values]
     return out
 
 
-def _summary(per_config: list[dict]) -> dict:
-    """A strategy's metrics over the configurations."""
+def _summary(per_config: list[dict], seeds: int) -> dict:
+    """A strategy's metrics over the configurations: of the means over noise seeds, and with
+    several seeds the SPREAD percentiles over seeds of each seed's summary."""
+    out = _summary_of(per_config)
+    if seeds > 1:
+        each = [_summary_of([{**c, **c["seeds"][k]} for c in per_config]) for k in range(seeds)]
+        out["over_seeds"] = {name: [float(np.percentile([e[name] for e in each], q))
+                                    for q in SPREAD]
+                             for name in ("measured_mean", "loss_pct_mean", "loss_pct_max",
+                                          "frac_loss_le_3pct", "score")}
+    return out
+
+
+def _summary_of(per_config: list[dict]) -> dict:
     losses = np.array([c["loss"] for c in per_config])
     scores = [c["score"] for c in per_config]
     low, high = metrics.bootstrap_interval(scores)
     return {"configurations": len(per_config),
             "measured_mean": float(np.mean([c["measured"] for c in per_config])),
+            "retimed_mean": float(np.mean([c.get("retimed", 0) for c in per_config])),
             "loss_pct_max": float(100 * losses.max()), "loss_pct_mean": float(100 * losses.mean()),
-            "frac_loss_le_1pct": float(np.mean(losses <= 0.01)),
-            "overhead_pct_mean": float(100 * np.mean([c["overhead"] for c in per_config])),
-            "gain_pct_mean": float(100 * np.mean([c["gain"] for c in per_config])),
+            "frac_loss_le_3pct": float(np.mean(losses <= LOSS_WITHIN)),
+            "overhead_pct_mean": float(100 * np.mean([c.get("overhead", 0) for c in per_config])),
+            "gain_pct_mean": float(100 * np.mean([c.get("gain", 0) for c in per_config])),
             "score": float(np.mean(scores)), "score_interval": [low, high]}
 
 
 def evaluate(rows: Rows, stop: float = HYBRID_STOP, max_rows: int = 2000,
-             with_tpe: bool = False) -> Evaluation:
+             with_tpe: bool = False, noise: Noise | None = None, seeds: int = 1) -> Evaluation:
     """Leave one IVP out: models fitted on the other IVPs' measured rows score this IVP's rows, and
     every strategy is replayed on its whole-pool configurations (with_tpe: Optuna's TPE too, at
-    hybrid's mean count)."""
+    hybrid's mean count), each timing drawn with the noise under each of `seeds` seeds (without
+    noise: once, as stored); the metrics are judged by the stored times."""
     if with_tpe:
         optuna_module()         # refused before anything runs when the extra is missing
     measured = rows.measured
@@ -153,6 +172,9 @@ def evaluate(rows: Rows, stop: float = HYBRID_STOP, max_rows: int = 2000,
         raise RequestError(f"the store's measurements cover {len(ivps)} IVP(s); leaving one out "
                            "needs at least two")
     pools = whole_pools(rows)
+    seeds = max(1, seeds) if noise is not None else 1
+    errors = {p.key: [draws(noise, seed, p.key, len(p.frame)) for seed in range(seeds)]
+              for p in pools}
     accuracy, per_config, first_pick = {}, [], {"hybrid": [], "offline_top1": [], "random": []}
     to_best: list = []
     predictions: list = []
@@ -186,22 +208,30 @@ def evaluate(rows: Rows, stop: float = HYBRID_STOP, max_rows: int = 2000,
         best_variant = _best_variant(trained[[tuple(k) in whole for k in
                                               trained[list(CONFIG)].itertuples(index=False)]])
         mine = sorted((p for p in pools if p.key[1] == ivp), key=lambda p: p.key)
-        together = {}
+        together: dict = {}
         for method in dict.fromkeys(p.key[0] for p in mine):
             group = [p for p in mine if p.key[0] == method]
-            together.update(zip((p.key for p in group), replay.hybrid_together(group, gp, stop)))
+            prior = replay.hybrid_prior(group, gp)
+            for seed in range(seeds):
+                found = replay.hybrid_together(group, gp, stop, errors=[errors[p.key][seed]
+                                                                        for p in group],
+                                               prior=prior)
+                for pool, result in zip(group, found):
+                    together.setdefault(pool.key, []).append(result)
         for pool in mine:
-            hybrid_replay = together[pool.key]
-            replays = _replays(pool, hybrid_replay, best_variant)
+            hybrid_replays = together[pool.key]
+            replays = _replays(pool, hybrid_replays, best_variant, errors[pool.key])
             numbers = {name: _numbers(pool, r) for name, r in replays.items()}
             per_config.append({"key": list(pool.key), "pool": len(pool.frame), **numbers})
             times = pool.times
             t_best = times.min()
-            first_pick["hybrid"].append(times[hybrid_replay.order[0]] <= t_best * (1 + FIRST_WITHIN))
+            first_pick["hybrid"].append(
+                times[hybrid_replays[0].order[0]] <= t_best * (1 + FIRST_WITHIN))
             first_pick["offline_top1"].append(
                 times[pool.by_prediction()[0]] <= t_best * (1 + FIRST_WITHIN))
             first_pick["random"].append(float(np.mean(times <= t_best * (1 + FIRST_WITHIN))))
-            to_best.append(metrics.measurements_to_within(times, hybrid_replay.order, LOSS_WITHIN))
+            to_best += [metrics.measurements_to_within(times, r.order, LOSS_WITHIN)
+                        for r in hybrid_replays]
             per_config[-1]["transfer"] = transfer.configuration_transfer(pool, pools, FIRST_WITHIN,
                                                                          LOSS_WITHIN)
     if not per_config:
@@ -209,19 +239,26 @@ def evaluate(rows: Rows, stop: float = HYBRID_STOP, max_rows: int = 2000,
                            "of a configuration measured: tune with --strategy run_all)")
     hybrid_mean = float(np.mean([c["hybrid"]["measured"] for c in per_config]))
     k = max(1, round(hybrid_mean))
-    for ivp in accuracy:        # equal-cost baselines at hybrid's mean count
+    # equal-cost baselines at hybrid's mean count: with noise a random or TPE seed per noise
+    # seed, without it RANDOM_SEEDS (TPE_SEEDS) seeds on the stored times
+    draws_of = (lambda key: errors[key]) if noise is not None else \
+        (lambda key: [None] * RANDOM_SEEDS)
+    for ivp in accuracy:
         for config in (c for c in per_config if c["key"][1] == ivp):
             pool = next(p for p in pools if list(p.key) == config["key"])
-            config[f"top_k:{k}"] = _numbers(pool, [replay.run(pool, Strategy("top_k", k=k))])
+            mine = draws_of(pool.key)
+            config[f"top_k:{k}"] = _numbers(pool, [replay.run(pool, Strategy("top_k", k=k), e)
+                                                   for e in errors[pool.key]])
             config[f"random:{k}"] = _numbers(pool, [
-                replay.run(pool, Strategy("random", k=k, seed=seed))
-                for seed in range(RANDOM_SEEDS)])
+                replay.run(pool, Strategy("random", k=k, seed=seed), e)
+                for seed, e in enumerate(mine)])
             if with_tpe:
                 config[f"tpe:{k}"] = _numbers(pool, [
-                    replay.run(pool, Strategy("tpe", k=k, seed=seed)) for seed in range(TPE_SEEDS)])
+                    replay.run(pool, Strategy("tpe", k=k, seed=seed), e)
+                    for seed, e in enumerate(mine if noise is not None else mine[:TPE_SEEDS])])
     names = [name for name in per_config[0] if name not in ("key", "pool", "transfer")]
     for name in names:
-        strategies[name] = _summary([c[name] for c in per_config])
+        strategies[name] = _summary([c[name] for c in per_config], seeds)
     shares = {name: float(np.mean(values)) for name, values in first_pick.items() if values}
     curves = {name: _mean_curve([c[name]["curve"] for c in per_config]) for name in names}
     curves["random expectation"] = _mean_curve([
@@ -230,13 +267,19 @@ def evaluate(rows: Rows, stop: float = HYBRID_STOP, max_rows: int = 2000,
     for config in per_config:
         for name in names:
             config[name].pop("curve")
+            config[name].pop("seeds")
+    described = ({"source": noise.source, "spread_log": noise.spread, "seeds": seeds}
+                 if noise is not None else {"source": "none: the stored times replayed as they are",
+                                            "seeds": 1})
     return Evaluation(strategies, accuracy, per_config, shares, _to_best(to_best), curves,
-                      predictions, notes, transfer.summary([c["transfer"] for c in per_config]))
+                      predictions, notes, transfer.summary([c["transfer"] for c in per_config]),
+                      described)
 
 
 def _to_best(counts: list) -> dict:
-    """How many measurements hybrid's order took to reach a variant within LOSS_WITHIN of the best:
-    what a stop that knew the best would measure (None where its order never got there)."""
+    """How many measurements hybrid's order took to reach a variant within LOSS_WITHIN of the best
+    (per configuration and noise seed): what a stop that knew the best would measure (None where
+    its order never got there)."""
     reached = [c for c in counts if c is not None]
     summary = {"mean": float(np.mean(reached)), "median": float(np.median(reached)),
                "max": int(max(reached))} if reached else {}

@@ -11,7 +11,8 @@ import pandas as pd
 from hybridtune.describe.strategy import HYBRID_STOP, Strategy
 from hybridtune.errors import HybridtuneError
 from hybridtune.learn.encode import kernel_variants
-from hybridtune.learn.hybrid import prior_belief
+from hybridtune.learn import timing
+from hybridtune.learn.hybrid import Belief, prior_belief
 from hybridtune.learn.table import CONFIG, Rows
 from hybridtune.strategies.hybrid import HybridSearch
 from hybridtune.strategies.protocol import Candidates, Search
@@ -41,11 +42,7 @@ class Replay:
     order: tuple                # row positions in the pool frame, in the order measured
     chosen: int                 # row position of the variant chosen
     note: str = ""
-
-
-def _chosen(pool: Pool, order) -> int:
-    times = pool.times
-    return min(order, key=lambda i: times[i])
+    retimed: tuple = ()         # row positions of the close contenders re-timed before choosing
 
 
 def candidates(pool: Pool) -> tuple[Candidates, list[int]]:
@@ -70,34 +67,52 @@ def configuration_pools(rows: Rows) -> list[Pool]:
             for key, group in frame.groupby(list(CONFIG), sort=True)]
 
 
-def drive(pool: Pool, search: Search, rows: list[int]) -> Replay:
+def drive(pool: Pool, search: Search, rows: list[int], errors: np.ndarray | None = None) -> Replay:
     """Run a search on the pool as the live driver runs it on one node: asked for one variant at
-    a time, told its stored time; rows maps the search's candidates to the pool's rows. Asking
-    for a variant the pool never measured is a replay that could not have happened: it raises."""
+    a time, told its stored time (times exp(errors[row, 0]), a first timing's noise, where given);
+    rows maps the search's candidates to the pool's rows. Asking for a variant the pool never
+    measured is a replay that could not have happened: it raises. It ends as a live run does:
+    the close contenders re-timed (noise errors[row, 1]), the choice by learn/timing's rule."""
     times, ci = pool.times, pool.frame["ci_rel"].to_numpy(float)
+    errors = np.zeros((len(times), 2)) if errors is None else errors
     order: list[int] = []
+    seen: dict = {}
     while not search.ended_by:
         asked = search.ask(1)
         if not asked:
             break
         for position in asked:
-            if not math.isfinite(times[rows[position]]):
+            row = rows[position]
+            if not math.isfinite(times[row]):
                 raise Unmeasured(f"{pool.key}: the search asked for "
-                                 f"{pool.frame['variant'].iloc[rows[position]]}, which the "
+                                 f"{pool.frame['variant'].iloc[row]}, which the "
                                  "store never measured")
-            order.append(rows[position])
-            search.tell(position, float(times[rows[position]]), float(ci[rows[position]]))
-    return Replay(tuple(order), _chosen(pool, order) if order else -1)
+            order.append(row)
+            seen[row] = float(times[row] * math.exp(errors[row, 0]))
+            search.tell(position, seen[row], float(ci[row]))
+    return _finished(pool, tuple(order), seen, errors)
 
 
-def run(pool: Pool, spec: Strategy) -> Replay:
+def _finished(pool: Pool, order: tuple, seen: dict, errors: np.ndarray) -> Replay:
+    """The replay of a search that measured `order` (seen: row -> the time it was told): its
+    close contenders re-timed and the choice made as live."""
+    if not order:
+        return Replay(order, -1)
+    ci = pool.frame["ci_rel"].to_numpy(float)
+    close = timing.contenders({row: (t, t * (1 - ci[row]), t * (1 + ci[row]))
+                               for row, t in seen.items()})
+    again = {row: float(pool.times[row] * math.exp(errors[row, 1])) for row in close}
+    return Replay(order, int(timing.choose(seen, again)), retimed=tuple(close))
+
+
+def run(pool: Pool, spec: Strategy, errors: np.ndarray | None = None) -> Replay:
     """A strategy (any but hybrid, which replays on a model: hybrid_together) on the pool."""
     found, rows = candidates(pool)
-    return drive(pool, search_for(spec, found), rows)
+    return drive(pool, search_for(spec, found), rows, errors)
 
 
 def fixed_variant(pool: Pool, variant: str) -> Replay:
-    """BestVariant: the one variant chosen beforehand, measured once."""
+    """BestVariant: the one variant chosen beforehand, measured once (noise cannot change it)."""
     positions = np.flatnonzero(pool.frame["variant"].to_numpy() == variant)
     position = int(positions[0]) if len(positions) else pool.by_prediction()[0]
     return Replay((position,), position)
@@ -110,22 +125,31 @@ def hybrid(pool: Pool, fitted, stop: float = HYBRID_STOP,
     return hybrid_together([pool], fitted, stop, max_measurements)[0]
 
 
-def hybrid_together(pools: list, fitted, stop: float = HYBRID_STOP,
-                    max_measurements: int | None = None) -> list[Replay]:
-    """hybrid on pools of one method and IVP, one after the other as a run on one node measures
-    them, with one belief: what a pool's measurements say of the same variants at the other
-    sizes carries to the pools after it."""
+def hybrid_prior(pools: list, fitted) -> tuple[Belief, str]:
+    """The belief over pools of one method and IVP before anything is measured, and its note."""
     frames = [pool.frame for pool in pools]
-    starts = np.cumsum([0] + [len(frame) for frame in frames])
     configurations = [(pool.key[2], pool.key[3]) for pool, frame in zip(pools, frames)
                       for _ in range(len(frame))]
-    belief, note = prior_belief(fitted, sum((f["variant"].tolist() for f in frames), []),
-                                sum((f["features"].tolist() for f in frames), []),
-                                np.concatenate([f["predicted_s"].to_numpy(float) for f in frames]),
-                                configurations)
+    return prior_belief(fitted, sum((f["variant"].tolist() for f in frames), []),
+                        sum((f["features"].tolist() for f in frames), []),
+                        np.concatenate([f["predicted_s"].to_numpy(float) for f in frames]),
+                        configurations)
+
+
+def hybrid_together(pools: list, fitted, stop: float = HYBRID_STOP,
+                    max_measurements: int | None = None, errors: list | None = None,
+                    prior: tuple | None = None) -> list[Replay]:
+    """hybrid on pools of one method and IVP, one after the other as a run on one node measures
+    them, with one belief: what a pool's measurements say of the same variants at the other
+    sizes carries to the pools after it. errors: per pool its noise draws; prior: hybrid_prior's
+    result, where built once for several replays."""
+    start_belief, note = prior or hybrid_prior(pools, fitted)
+    belief = replace(start_belief, observed={})
+    starts = np.cumsum([0] + [len(pool.frame) for pool in pools])
     out = []
-    for pool, start in zip(pools, starts):
+    for index, (pool, start) in enumerate(zip(pools, starts)):
         size = len(pool.frame)
         search = HybridSearch(belief, size, stop, max_measurements or size, int(start))
-        out.append(replace(drive(pool, search, list(range(size))), note=note))
+        out.append(replace(drive(pool, search, list(range(size)),
+                                 None if errors is None else errors[index]), note=note))
     return out

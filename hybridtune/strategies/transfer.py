@@ -114,7 +114,7 @@ def summary(per_configuration: list[dict]) -> dict:
         having = [c[name] for c in known if name in c]
         if having:
             out[name] = {"first_within_5pct": float(np.mean([c["first_within"] for c in having])),
-                         "to_within_1pct_mean": float(np.mean([c["to_within"] for c in having])),
+                         "to_within_3pct_mean": float(np.mean([c["to_within"] for c in having])),
                          "configurations": len(having)}
     out["level_outside_other_ivps"] = float(np.mean([c["level"]["outside"] for c in known]))
     out["configurations"] = len(known)

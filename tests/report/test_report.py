@@ -90,7 +90,7 @@ def test_cache_sizes_in_n_from_working_set_ratios():
 
 def test_page_holds_the_tables_the_figures_and_what_is_missing():
     strategy = {"configurations": 3, "measured_mean": 2.5, "loss_pct_max": 4.0,
-                "loss_pct_mean": 1.25, "frac_loss_le_1pct": 0.5, "overhead_pct_mean": 3.0,
+                "loss_pct_mean": 1.25, "frac_loss_le_3pct": 0.5, "overhead_pct_mean": 3.0,
                 "gain_pct_mean": 20.0, "score": 0.4, "score_interval": [0.1, 0.7]}
     accuracy = {name: {"median_rel_error": 0.25, "kendall_tau": 0.5}
                 for name in ("offline", "trivial", "linear", "gp")}
@@ -100,7 +100,7 @@ def test_page_holds_the_tables_the_figures_and_what_is_missing():
                             {"per_configuration": [2, 4], "reached": 2, "mean": 3.0},
                             notes=["a <note>"],
                             transfer={"mean_of_other_ivps": {"first_within_5pct": 0.25,
-                                                             "to_within_1pct_mean": 12.5,
+                                                             "to_within_3pct_mean": 12.5,
                                                              "configurations": 3},
                                       "level_outside_other_ivps": 1 / 3, "configurations": 3})
     figure = plots.best_found({"hybrid": [1.2, 1.0], "random expectation": [1.5, 1.1]})

@@ -10,15 +10,15 @@ import pandas as pd
 import pytest
 
 from hybridtune.errors import RequestError
-from hybridtune.strategies import transfer
+from hybridtune.strategies import noise, transfer
 from hybridtune.strategies.evaluate import _with_other_sizes, evaluate, whole_pools
 from hybridtune.learn.level import Levels, levels_of
 from hybridtune.learn.table import Rows
 from hybridtune.learn.train import configuration_keys, fit, pool_targets
 
 IVPS = ("Cusp", "InverterChain", "Medakzo", "Wave1D")
-SUMMARY = {"configurations", "measured_mean", "loss_pct_max", "loss_pct_mean", "frac_loss_le_1pct",
-           "overhead_pct_mean", "gain_pct_mean", "score", "score_interval"}
+SUMMARY = {"configurations", "measured_mean", "loss_pct_max", "loss_pct_mean", "frac_loss_le_3pct",
+           "overhead_pct_mean", "gain_pct_mean", "score", "score_interval", "retimed_mean"}
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +37,7 @@ def test_every_strategy_is_replayed_on_every_whole_pool(evaluation):
         low, high = summary["score_interval"]
         assert low <= summary["score"] <= high
         assert 0 <= summary["loss_pct_mean"] <= summary["loss_pct_max"]
-        assert 0 <= summary["frac_loss_le_1pct"] <= 1
+        assert 0 <= summary["frac_loss_le_3pct"] <= 1
     assert strategies[f"top_k:{k}"]["measured_mean"] == strategies[f"random:{k}"]["measured_mean"] == k
     assert strategies["BestVariant"]["measured_mean"] == 1
 
@@ -45,7 +45,7 @@ def test_every_strategy_is_replayed_on_every_whole_pool(evaluation):
 def test_run_all_measures_the_whole_pool_and_loses_nothing(evaluation):
     run_all = evaluation.strategies["RunAll"]
     assert run_all["measured_mean"] == 32
-    assert run_all["loss_pct_max"] == 0 and run_all["frac_loss_le_1pct"] == 1
+    assert run_all["loss_pct_max"] == 0 and run_all["frac_loss_le_3pct"] == 1
     assert run_all["gain_pct_mean"] == pytest.approx(0, abs=1e-9)
     assert run_all["overhead_pct_mean"] > 0
 
@@ -124,7 +124,7 @@ def test_orders_from_other_configurations_of_every_configuration(evaluation):
             assert 1 <= found[name]["to_within"] <= config["pool"]
     summary = evaluation.transfer
     assert summary["configurations"] == summary[transfer.OWN_SIZE]["configurations"] == 8
-    assert summary[transfer.MEAN]["to_within_1pct_mean"] == pytest.approx(np.mean(
+    assert summary[transfer.MEAN]["to_within_3pct_mean"] == pytest.approx(np.mean(
         [c["transfer"][transfer.MEAN]["to_within"] for c in evaluation.configurations]))
     assert 0 <= summary["level_outside_other_ivps"] <= 1
 
@@ -159,3 +159,22 @@ def test_how_soon_hybrid_reaches_the_best_is_counted_per_configuration(evaluatio
     reached = [c for c in counts if c is not None]
     assert to_best["reached"] == len(reached) and to_best["max"] == max(reached)
     assert to_best["mean"] == pytest.approx(sum(reached) / len(reached))
+
+
+def test_under_noise_every_metric_is_a_mean_over_seeds_with_its_spread(fixture_rows):
+    noisy = evaluate(fixture_rows, noise=noise.borrowed(), seeds=3)
+    assert noisy.noise == {"source": noise.borrowed().source, "spread_log": pytest.approx(0.068),
+                           "seeds": 3}
+    for name, summary in noisy.strategies.items():
+        spread = summary["over_seeds"]
+        for key in ("measured_mean", "loss_pct_mean", "score"):
+            # a mean of per-configuration means over 3 seeds lies within their 10th-90th range
+            low, high = spread[key]
+            assert low - 1e-9 <= summary[key] <= high + 1e-9, (name, key)
+        assert spread["frac_loss_le_3pct"][0] <= spread["frac_loss_le_3pct"][1]
+    # RunAll measures everything, yet a noisy timing can cost it the best: judged by stored times
+    run_all = noisy.strategies["RunAll"]
+    assert run_all["measured_mean"] == 32 and run_all["retimed_mean"] >= 2
+    assert len(noisy.hybrid_to_best["per_configuration"]) == 3 * 8
+    # seeds change what is measured, not what the pools are
+    assert [c["key"] for c in noisy.configurations] == [c["key"] for c in evaluate(fixture_rows).configurations]

@@ -1,0 +1,90 @@
+"""Run-to-run noise of a timing, as the replay draws it: measured from a store's passes (pairs of first timings of the same code in two runs), else borrowed from the shipped ground truth's."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy.stats import t as student_t
+
+from hybridtune.learn.table import CONFIG, KEY, ok_measurements
+from hybridtune.learn.timing import RETIMED
+
+MIN_PAIRS = 30              # pairs of passes a store needs for its own noise
+# Borrowed where a store has fewer pairs: the shipped ground truth's (data/groundtruth, Intel Xeon,
+# 773 pairs at n = 60000; jobs/bench_strategies.py prints it): robust standard deviation of one
+# timing's log error and the tail (Student-t degrees of freedom for its kurtosis of 6.8).
+BORROWED_SPREAD = 0.068
+BORROWED_DOF = 5
+QUANTILES = 2001            # points of the borrowed distribution drawn from
+
+
+@dataclass(frozen=True)
+class Noise:
+    """Log errors of one timing (symmetric, the common shift of a pass removed), drawn with
+    replacement; source says where they come from."""
+    errors: np.ndarray
+    source: str
+    pairs: int = 0
+
+    @property
+    def spread(self) -> float:
+        """Robust standard deviation (1.4826 MAD) of one timing's log error."""
+        return float(1.4826 * np.median(np.abs(self.errors)))
+
+    def draw(self, generator: np.random.Generator, shape) -> np.ndarray:
+        return generator.choice(self.errors, size=shape)
+
+
+def borrowed() -> Noise:
+    """The shipped ground truth's noise as a Student-t of its spread and tail."""
+    levels = (np.arange(QUANTILES) + 0.5) / QUANTILES
+    unit = student_t.ppf(levels, BORROWED_DOF)
+    scale = BORROWED_SPREAD / (1.4826 * np.median(np.abs(unit)))
+    return Noise(unit * scale, f"borrowed: the shipped ground truth's spread of {BORROWED_SPREAD:.3f} "
+                               f"in log time (Student-t, {BORROWED_DOF} degrees of freedom)")
+
+
+def pass_ratios(measurements: pd.DataFrame, hardware_id: str | None = None) -> pd.DataFrame:
+    """Per variant of a configuration timed in two runs (first timings of the same code and
+    flags), log(second / first), with its configuration's median of them (the common shift)."""
+    ok = ok_measurements(measurements, hardware_id)
+    if ok.empty or "run_id" not in ok:
+        return pd.DataFrame(columns=list(KEY) + ["ratio", "shift"])
+    first = ok[ok["timing"] != RETIMED].sort_values("row_id", kind="stable")
+    first = first.drop_duplicates(list(KEY) + ["code_sha256", "compiler_flags", "run_id"])
+    same = list(KEY) + ["code_sha256", "compiler_flags"]
+    first = first.assign(_pass=first.groupby(same).cumcount())
+    one, two = (first[first["_pass"] == k].set_index(same)["median_s"] for k in (0, 1))
+    both = pd.concat({"one": one, "two": two}, axis=1, join="inner").reset_index()
+    both["ratio"] = np.log(both["two"].to_numpy(float) / both["one"].to_numpy(float))
+    both["shift"] = both.groupby(list(CONFIG))["ratio"].transform("median")
+    return both[list(KEY) + ["ratio", "shift"]]
+
+
+def measured(measurements: pd.DataFrame, hardware_id: str | None = None) -> Noise:
+    """The store's own noise where it holds MIN_PAIRS pairs of passes, else borrowed(): each
+    pair's log ratio less its configuration's shift, over sqrt(2) (two timings' errors in it),
+    with both signs."""
+    pairs = pass_ratios(measurements, hardware_id)
+    if len(pairs) < MIN_PAIRS:
+        noise = borrowed()
+        return Noise(noise.errors, f"{noise.source}; the store holds {len(pairs)} pairs of "
+                                   f"passes (its own noise needs {MIN_PAIRS})")
+    errors = (pairs["ratio"] - pairs["shift"]).to_numpy(float) / math.sqrt(2)
+    configurations = pairs[list(CONFIG)].drop_duplicates()
+    return Noise(np.concatenate([errors, -errors]),
+                 f"measured: {len(pairs)} pairs of passes in {len(configurations)} "
+                 "configuration(s), each pass's common shift removed", len(pairs))
+
+
+def draws(noise: Noise | None, seed: int, key: tuple, size: int) -> np.ndarray:
+    """(size, 2) log errors of a pool's first timings and re-timings under one noise seed: the
+    same for every strategy replayed on the pool (common random numbers); zeros without noise."""
+    if noise is None:
+        return np.zeros((size, 2))
+    entropy = [seed, int.from_bytes(hashlib.sha256(repr(key).encode()).digest()[:8], "little")]
+    return noise.draw(np.random.default_rng(entropy), (size, 2))

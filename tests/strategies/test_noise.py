@@ -1,0 +1,65 @@
+"""The replay's noise: measured from a store's passes (or borrowed, and said so), drawn alike for every strategy, and a noisy replay ending as a live run does."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from hybridtune.describe.strategy import parse_strategy
+from hybridtune.strategies import noise, replay
+
+
+def _passes(count: int, shift: float) -> pd.DataFrame:
+    """count variants of one configuration timed in two runs, the second `shift` slower in log
+    time plus a known error per variant."""
+    rows = []
+    for i in range(count):
+        error = 0.02 * ((i % 5) - 2)
+        for run, seconds in (("p1", 1.0 + i / 100), ("p2", (1.0 + i / 100) * math.exp(shift + error))):
+            rows.append({"row_id": len(rows), "id": f"v{i}", "method": "m", "ivp": "i", "n": 600,
+                         "threads": 1, "status": "ok", "median_s": seconds, "ci_rel": 0.01,
+                         "ci_low_s": seconds, "ci_high_s": seconds, "timing": "alone",
+                         "run_id": run, "generator_version": 1, "code_sha256": f"c{i}",
+                         "compiler_flags": "-O3", "hardware_id": "h"})
+    return pd.DataFrame(rows)
+
+
+def test_the_noise_of_two_passes_is_their_ratio_less_the_common_shift():
+    found = noise.measured(_passes(40, shift=0.07))
+    assert found.pairs == 40 and found.source.startswith("measured: 40 pairs")
+    expected = np.array([0.02 * ((i % 5) - 2) for i in range(40)]) / math.sqrt(2)
+    assert sorted(found.errors) == pytest.approx(sorted(np.concatenate([expected, -expected])))
+    assert found.spread == pytest.approx(1.4826 * 0.02 / math.sqrt(2))
+
+
+def test_a_store_with_too_few_pairs_borrows_the_shipped_spread_and_says_so():
+    found = noise.measured(_passes(5, shift=0.0))
+    assert "borrowed" in found.source and "5 pairs of passes" in found.source
+    assert found.spread == pytest.approx(noise.BORROWED_SPREAD, rel=0.01)
+    assert abs(np.mean(found.errors)) < 1e-9 and found.errors.max() > 3 * noise.BORROWED_SPREAD
+
+
+def test_every_strategy_meets_the_same_draws_and_no_noise_is_zero():
+    shared = noise.borrowed()
+    one = noise.draws(shared, 3, ("m", "i", 600, 1), 10)
+    assert one.shape == (10, 2) and np.array_equal(one, noise.draws(shared, 3, ("m", "i", 600, 1), 10))
+    assert not np.array_equal(one, noise.draws(shared, 4, ("m", "i", 600, 1), 10))
+    assert not np.array_equal(one, noise.draws(shared, 3, ("m", "i", 6000, 1), 10))
+    assert not noise.draws(None, 3, ("m", "i", 600, 1), 4).any()
+
+
+def test_a_noisy_replay_re_times_the_close_ones_and_chooses_by_the_re_timing():
+    frame = pd.DataFrame({"variant": ["a", "b", "c", "d"], "predicted_s": [1.0, 1.1, 1.2, 1.3],
+                          "median_s": [1.0, 1.02, 1.5, 3.0], "ci_rel": [0.01] * 4})
+    pool = replay.Pool(("m", "i", 100, 1), frame)
+    errors = np.log(np.array([[1.05, 1.01], [0.97, 1.03], [1.0, 1.0], [1.0, 1.0]]))
+    result = replay.run(pool, parse_strategy("run_all"), errors)
+    # b's first timing (0.99) beat a's (1.05): a lucky one; re-timed, a (1.01) beats b (1.05)
+    assert result.order == (0, 1, 2, 3) and result.retimed == (1, 0) and result.chosen == 0
+    luckier = np.log(np.array([[1.05, 1.10], [0.97, 1.03], [1.0, 1.0], [1.0, 1.0]]))
+    assert replay.run(pool, parse_strategy("run_all"), luckier).chosen == 1
+    # no noise: the stored times, the fastest chosen
+    assert replay.run(pool, parse_strategy("run_all")).chosen == 0
