@@ -1,4 +1,4 @@
-"""One rule for a variant's time: first timings (one per pass) give the time that training, replay and a ground truth's reference best use; the interleaved re-timing of close contenders decides a run's choice."""
+"""One rule for a variant's time: first timings (one per pass) give the time that training, replay and a ground truth's reference best use; the close contenders' interleaved re-timing, with their first timing, decides a run's choice."""
 
 from __future__ import annotations
 
@@ -65,10 +65,15 @@ def _finite(value, otherwise: float) -> float:
 
 def compared(first: dict, retimed: dict) -> dict:
     """The times a run's choice is made among (id -> seconds per step, of first timings and of
-    the latest re-timing round): the round's where the fastest first timing was re-timed in it,
-    else (no round, or one older than a faster first timing) the first timings."""
+    the latest re-timing round): where the round re-timed the fastest first timing, each variant
+    of the round at the geometric mean of its two timings (the round's common shift falls on all
+    alike, and two timings halve the variance of one); else (no round, or one older than a faster
+    first timing) the first timings."""
     leader = min(first, key=lambda i: (first[i], str(i))) if first else None
-    return retimed if retimed and (leader is None or leader in retimed) else first
+    if not retimed or (leader is not None and leader not in retimed):
+        return first
+    return {i: math.sqrt(first[i] * seconds) if i in first else seconds
+            for i, seconds in retimed.items()}
 
 
 def choose(first: dict, retimed: dict):

@@ -61,6 +61,10 @@ def test_a_choice_rests_on_the_re_timing_round_only_where_it_holds_the_fastest_f
     first = {"a": 1.0, "b": 1.05, "c": 1.5}
     assert timing.choose(first, {}) == "a"
     assert timing.choose(first, {"a": 1.2, "b": 1.1}) == "b"
+    # two timings each: a's 1.0 and 1.2 beat b's 1.05 and 1.16
+    assert timing.compared(first, {"a": 1.2, "b": 1.16}) == pytest.approx(
+        {"a": math.sqrt(1.2), "b": math.sqrt(1.05 * 1.16)})
+    assert timing.choose(first, {"a": 1.2, "b": 1.16}) == "a"
     # a round older than a faster first timing (d measured after it) does not decide
     assert timing.choose({**first, "d": 0.5}, {"a": 1.2, "b": 1.1}) == "d"
     assert timing.compared({**first, "d": 0.5}, {"a": 1.2}) == {**first, "d": 0.5}

@@ -55,11 +55,12 @@ def test_a_noisy_replay_re_times_the_close_ones_and_chooses_by_the_re_timing():
     frame = pd.DataFrame({"variant": ["a", "b", "c", "d"], "predicted_s": [1.0, 1.1, 1.2, 1.3],
                           "median_s": [1.0, 1.02, 1.5, 3.0], "ci_rel": [0.01] * 4})
     pool = replay.Pool(("m", "i", 100, 1), frame)
-    errors = np.log(np.array([[1.05, 1.01], [0.97, 1.03], [1.0, 1.0], [1.0, 1.0]]))
+    errors = np.log(np.array([[1.05, 1.01], [0.97, 1.08], [1.0, 1.0], [1.0, 1.0]]))
     result = replay.run(pool, parse_strategy("run_all"), errors)
-    # b's first timing (0.99) beat a's (1.05): a lucky one; re-timed, a (1.01) beats b (1.05)
+    # b's first timing (0.99) beat a's (1.05): a lucky one; with their re-timings a's two
+    # (1.05, 1.01: 1.030) beat b's (0.99, 1.10: 1.044)
     assert result.order == (0, 1, 2, 3) and result.retimed == (1, 0) and result.chosen == 0
-    luckier = np.log(np.array([[1.05, 1.10], [0.97, 1.03], [1.0, 1.0], [1.0, 1.0]]))
+    luckier = np.log(np.array([[1.05, 1.10], [0.97, 1.08], [1.0, 1.0], [1.0, 1.0]]))
     assert replay.run(pool, parse_strategy("run_all"), luckier).chosen == 1
     # no noise: the stored times, the fastest chosen
     assert replay.run(pool, parse_strategy("run_all")).chosen == 0
