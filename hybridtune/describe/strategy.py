@@ -1,4 +1,4 @@
-"""Tuning strategies, spelled the same on the command line and in scenario files: preselect:P, top_k:K, run_all, random:K[:SEED], tpe:K[:SEED], hybrid[:P]."""
+"""Tuning strategies, spelled the same on the command line and in scenario files: preselect:P, top_k:K, run_all, random:K[:SEED], tpe:K[:SEED], hybrid[:E]."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import math
 from dataclasses import dataclass
 
 STRATEGIES = ("preselect", "top_k", "run_all", "random", "tpe", "hybrid")
-SPELLINGS = ("preselect:P (percent), top_k:K, run_all, random:K[:SEED], tpe:K[:SEED] or hybrid[:P] "
-             "(a probability)")
-HYBRID_STOP = 0.05
+SPELLINGS = ("preselect:P (percent), top_k:K, run_all, random:K[:SEED], tpe:K[:SEED] or hybrid[:E] "
+             "(E: the expected number of faster variants it stops below)")
+HYBRID_STOP = 0.5
 
 
 @dataclass(frozen=True)
@@ -17,7 +17,7 @@ class Strategy:
     deviation_percent: float = 5.0
     k: int = 0
     seed: int = 0
-    stop: float = HYBRID_STOP       # hybrid: stop when no variant beats the best with this chance
+    stop: float = HYBRID_STOP       # hybrid: stop when fewer faster variants are expected
 
     @property
     def spelling(self) -> str:
@@ -51,9 +51,9 @@ def parse_strategy(text: object) -> Strategy:
             stop = float(parts[0]) if parts else HYBRID_STOP
         except ValueError:
             stop = math.nan
-        if not 0 < stop < 1:
-            raise ValueError("hybrid:P with P a probability strictly between 0 and 1 "
-                             f"(got '{parts[0]}')")
+        if not 0 < stop <= 1000:
+            raise ValueError("hybrid:E with E, the expected number of faster variants it stops "
+                             f"below, a number above 0 (got '{parts[0]}')")
         return Strategy("hybrid", stop=stop)
     if name == "preselect" and len(parts) == 1:
         try:

@@ -28,8 +28,9 @@ def add_arguments(sub) -> None:
     evaluate = sub.add_parser("evaluate", help="replay the strategies on measured pools and score "
                               "the models, each IVP left out of training in turn")
     evaluate.add_argument("--db", required=True, metavar="FILE", help="the ground-truth store")
-    evaluate.add_argument("--stop", type=float, default=HYBRID_STOP, metavar="P",
-                          help="hybrid stops when no variant beats the best with probability P")
+    evaluate.add_argument("--stop", type=float, default=HYBRID_STOP, metavar="E",
+                          help="hybrid stops when fewer than E variants are expected 3%% faster "
+                               "than the best held")
     evaluate.add_argument("--tpe", action="store_true", help="replay Optuna's TPE too, at "
                           "hybrid's mean count (the optional extra hybridtune[tpe])")
     evaluate.add_argument("--noise-seeds", type=int, default=NOISE_SEEDS, metavar="S",
@@ -216,8 +217,9 @@ def corrected_lines(configuration, predictions, corrected: dict, head: int) -> l
 
 def cmd_evaluate(args) -> int:
     from hybridtune.strategies.evaluate import evaluate
-    if not 0 < args.stop < 1:
-        raise RequestError(f"--stop {args.stop:g}: expected a probability in (0, 1)")
+    if not 0 < args.stop <= 1000:
+        raise RequestError(f"--stop {args.stop:g}: expected the number of faster variants hybrid "
+                           "stops below, above 0")
     if args.noise_seeds < 0:
         raise RequestError(f"--noise-seeds {args.noise_seeds}: expected 0 (no noise) or more")
     from hybridtune.learn.table import joined_rows

@@ -7,7 +7,7 @@ from hybridtune.learn.hybrid import prior_belief
 from hybridtune.learn.persist import latest_models, load_model
 from hybridtune.learn.table import PREDICTION_COLUMNS, joined_rows, latest_predictions
 from hybridtune.store import Store
-from hybridtune.strategies.hybrid import HybridSearch
+from hybridtune.strategies.hybrid import HybridSearch, cover
 
 
 MAX_TOGETHER = 4000      # candidates one belief holds at most (its covariance is their square)
@@ -82,7 +82,10 @@ def searches(plans: list, store, machine_sha256: str, hardware_id: str, stop: fl
         for index in group:
             plan = plans[index]
             mine = [p.id for p in plan.shortlisted]
-            search = HybridSearch(belief, len(mine), stop, max_measurements or len(mine), start)
+            covered = () if fitted is not None else cover(
+                mine, [p.predicted_s for p in plan.shortlisted])
+            search = HybridSearch(belief, len(mine), stop, max_measurements or len(mine), start,
+                                  covered)
             for position, vid in enumerate(mine):
                 if vid in plan.reused:
                     search.tell(position, *observed(plan.reused[vid]))

@@ -1,4 +1,4 @@
-"""The hybrid strategy's belief over one configuration's variants: a joint Gaussian on log time, conditioned on each measurement, choosing by expected improvement and stopping when no variant is likely to beat the best."""
+"""The hybrid strategy's belief over one configuration's variants: a joint Gaussian on log time (Student-t tails for its chances), conditioned on each measurement, choosing by expected improvement and counting the variants expected to beat the best held."""
 
 from __future__ import annotations
 
@@ -7,18 +7,25 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import ndtr
-from sklearn.gaussian_process.kernels import ConstantKernel, Matern
+from scipy.stats import t as student_t
+from sklearn.gaussian_process.kernels import Matern
 from sklearn.preprocessing import StandardScaler
 
 from hybridtune.learn.encode import encoding_for
 from hybridtune.learn.table import Z95
+from hybridtune.learn.timing import TIMING_SPREAD
 from hybridtune.learn.train import pool_offsets
 
-DEFAULT_SPREAD = 0.5     # prior standard deviation of log(measured / predicted) without a model
-DEFAULT_LENGTH = 3.0     # and its length scale on standardised features
-DEFAULT_NOISE = 0.01     # white noise (variance) of a measured log time
-MIN_IMPROVEMENT = 0.01   # a variant counts as better only by max(ci_rel, this)
-MIN_NOISE = 1e-6         # variance of a measured log time at least
+# Without a model, how the offline model errs on measured pools (the shipped ground truth's 15
+# whole pools, Intel Xeon): the standard deviation of a configuration's median log(measured /
+# predicted) and of a variant's own error about it; half of the latter shared with similar
+# variants (a Matern kernel over the standardised features), half the variant's own.
+OFFSET_SPREAD = 0.33
+VARIANT_SPREAD = 0.37
+SHARED = 0.5
+DEFAULT_LENGTH = 3.0
+BETTER_BY = 0.03         # the event scored: an unmeasured variant this much faster than the best held
+BELIEF_DOF = 4           # Student-t degrees of freedom of a chance (the errors' heavy tails)
 
 
 @dataclass
@@ -26,20 +33,18 @@ class Belief:
     """log time ~ N(mean, cov) over the candidates before any measurement; observe() conditions."""
     mean: np.ndarray
     cov: np.ndarray
-    noise: float
     observed: dict
 
     @classmethod
-    def of(cls, log_predicted: np.ndarray, correction: np.ndarray, cov: np.ndarray,
-           noise: float) -> Belief:
-        return cls(log_predicted + correction, cov, noise, {})
+    def of(cls, log_predicted: np.ndarray, correction: np.ndarray, cov: np.ndarray) -> Belief:
+        return cls(log_predicted + correction, cov, {})
 
     def observe(self, index: int, log_time: float, ci_rel: float | None = None) -> None:
-        """A measured log time; its noise is the measurement's own (95% interval ci_rel) where
-        known, else the belief's."""
+        """A measured log time; its noise the run-to-run noise of a timing (TIMING_SPREAD), or
+        the measurement's own (95% interval ci_rel) where that is wider."""
         known = ci_rel is not None and math.isfinite(ci_rel) and ci_rel > 0
-        self.observed[index] = (log_time, max((ci_rel / Z95) ** 2, MIN_NOISE) if known
-                                else self.noise)
+        own = (ci_rel / Z95) ** 2 if known else 0.0
+        self.observed[index] = (log_time, max(own, TIMING_SPREAD ** 2))
 
     def posterior(self) -> tuple[np.ndarray, np.ndarray]:
         """Mean and standard deviation of every candidate's log time given the observations."""
@@ -54,13 +59,19 @@ class Belief:
         var = np.diag(self.cov) - np.einsum("ij,ji->i", k_ao, weights[:, 1:])
         return mean, np.sqrt(np.clip(var, 1e-12, None))
 
-    def chances(self, best_log: float, ci_rel: float, among=None) -> np.ndarray:
-        """P(t_v < t_best * (1 - max(ci_rel, MIN_IMPROVEMENT))) per candidate among these (all by
-        default; 0 where measured)."""
+    def held_best(self, among) -> int | None:
+        """The measured candidate among these of least posterior mean: the best held."""
+        mean, _ = self.posterior()
+        held = [int(i) for i in among if int(i) in self.observed]
+        return min(held, key=lambda i: mean[i]) if held else None
+
+    def chances(self, best: int, among=None) -> np.ndarray:
+        """P(t_v < t_best * (1 - BETTER_BY)) per candidate among these (all by default; 0 where
+        measured), best the best held (its own uncertainty counts), Student-t tails."""
         mean, std = self.posterior()
         among = np.arange(len(mean)) if among is None else np.asarray(among)
-        threshold = best_log + math.log(1 - max(ci_rel, MIN_IMPROVEMENT))
-        out = ndtr((threshold - mean[among]) / std[among])
+        gap = mean[best] + math.log(1 - BETTER_BY) - mean[among]
+        out = student_t.cdf(gap / np.hypot(std[among], std[best]), BELIEF_DOF)
         out[[position for position, i in enumerate(among) if i in self.observed]] = 0.0
         return out
 
@@ -98,8 +109,8 @@ def prior_belief(fitted, variants, feature_rows, predicted_s, configurations=Non
                  ) -> tuple[Belief, str]:
     """The belief before measuring the candidates (of one configuration, or with configurations,
     (n, threads) per candidate, of several of one method and IVP): a trained Gaussian process's
-    correction and covariance, else the offline model itself with DEFAULT_SPREAD and a default
-    kernel over the variants' features."""
+    correction and covariance, else the offline model itself with the spreads it errs by
+    (OFFSET_SPREAD, VARIANT_SPREAD) and a default kernel over the variants' features."""
     log_predicted = np.log(np.asarray(predicted_s, float))
     if configurations is None:
         configurations = [(1, 1)] * len(log_predicted)
@@ -116,17 +127,20 @@ def prior_belief(fitted, variants, feature_rows, predicted_s, configurations=Non
         same = np.asarray(variants)[:, None] == np.asarray(variants)[None, :]
         cov = cov + together * (fitted.offset_spread ** 2 + shared * fitted.estimator.correlation(X)
                                 + own * same)
-        return Belief.of(log_predicted, mean, cov, fitted.estimator.noise_level_), \
+        return Belief.of(log_predicted, mean, cov), \
             (f"prior: the trained Gaussian process ({len(fitted.row_ids)} training rows), with "
              f"the errors it made on left-out IVPs: {fitted.offset_spread:.3f} common to a "
              f"configuration, {fitted.variant_spread:.3f} of a variant's own (log time), "
              f"partly shared with similar variants{_across_note(across)}")
     X = encoding_for(variants, feature_rows).matrix(variants, feature_rows)
-    kernel = ConstantKernel(DEFAULT_SPREAD ** 2) * Matern(DEFAULT_LENGTH, nu=2.5)
-    cov = together * kernel(StandardScaler().fit_transform(X))
-    return Belief.of(log_predicted, np.zeros(len(X)), cov, DEFAULT_NOISE), \
-        (f"prior: no trained model for this hardware; the offline model itself with a spread of "
-         f"{DEFAULT_SPREAD} in log time")
+    similar = Matern(DEFAULT_LENGTH, nu=2.5)(StandardScaler().fit_transform(X))
+    same = np.asarray(variants)[:, None] == np.asarray(variants)[None, :]
+    cov = together * (OFFSET_SPREAD ** 2 + VARIANT_SPREAD ** 2 * (SHARED * similar
+                                                                  + (1 - SHARED) * same))
+    return Belief.of(log_predicted, np.zeros(len(X)), cov), \
+        (f"prior: no trained model for this hardware; the offline model itself with the errors "
+         f"it makes on measured pools: {OFFSET_SPREAD} common to a configuration, "
+         f"{VARIANT_SPREAD} of a variant's own (log time), half shared with similar variants")
 
 
 def _across_note(across: tuple) -> str:

@@ -11,7 +11,7 @@ from scipy.stats import kendalltau
 
 from hybridtune.describe.strategy import HYBRID_STOP, Strategy
 from hybridtune.errors import RequestError
-from hybridtune.strategies import metrics, replay, transfer
+from hybridtune.strategies import calibration, metrics, replay, transfer
 from hybridtune.learn.encode import regime
 from hybridtune.learn.table import CONFIG, Rows
 from hybridtune.strategies.noise import Noise, draws
@@ -41,6 +41,7 @@ class Evaluation:
     notes: list = field(default_factory=list)
     transfer: dict = field(default_factory=dict)     # what other configurations' times tell
     noise: dict = field(default_factory=dict)        # the noise replayed: source, spread, seeds
+    reliability: dict = field(default_factory=dict)  # hybrid's stop chances against the outcomes
 
 
 def whole_pools(rows: Rows) -> list[replay.Pool]:
@@ -177,6 +178,7 @@ def evaluate(rows: Rows, stop: float = HYBRID_STOP, max_rows: int = 2000,
               for p in pools}
     accuracy, per_config, first_pick = {}, [], {"hybrid": [], "offline_top1": [], "random": []}
     to_best: list = []
+    decided: list = []
     predictions: list = []
     strategies: dict = {}
     notes = []
@@ -232,6 +234,8 @@ def evaluate(rows: Rows, stop: float = HYBRID_STOP, max_rows: int = 2000,
             first_pick["random"].append(float(np.mean(times <= t_best * (1 + FIRST_WITHIN))))
             to_best += [metrics.measurements_to_within(times, r.order, LOSS_WITHIN)
                         for r in hybrid_replays]
+            for r in hybrid_replays:
+                decided += calibration.outcomes(times, r.order, r.decisions)
             per_config[-1]["transfer"] = transfer.configuration_transfer(pool, pools, FIRST_WITHIN,
                                                                          LOSS_WITHIN)
     if not per_config:
@@ -273,7 +277,7 @@ def evaluate(rows: Rows, stop: float = HYBRID_STOP, max_rows: int = 2000,
                                             "seeds": 1})
     return Evaluation(strategies, accuracy, per_config, shares, _to_best(to_best), curves,
                       predictions, notes, transfer.summary([c["transfer"] for c in per_config]),
-                      described)
+                      described, calibration.reliability(decided))
 
 
 def _to_best(counts: list) -> dict:

@@ -1,28 +1,54 @@
-"""hybrid[:P]: measure in order of expected improvement under a belief over the variants' log times (the trained model's, or the offline model's), conditioned on each result, until no unmeasured variant beats the best with probability P."""
+"""hybrid[:E]: measure in order of expected improvement under a belief over the variants' log times (the trained model's, or the offline model's), conditioned on each result, until fewer than E unmeasured variants are expected to be 3% faster than the best held (and, without a model, the best predicted variant of each skeleton was measured); k variants at once by the constant liar."""
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
-from hybridtune.learn.hybrid import Belief
+from hybridtune.learn.hybrid import BETTER_BY, Belief
 from hybridtune.strategies.protocol import Search
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One stop decision: the chance that some unmeasured variant is BETTER_BY faster than the
+    best held, the number of them expected, the best held (a position) and how many were
+    measured then (the first `measured` of the search's order)."""
+    chance: float
+    expected: float
+    best: int
+    measured: int
+
+
+def cover(variants: list, predicted_s: list) -> list[int]:
+    """The positions of the best predicted variant of each skeleton (an id's part before its
+    first '_'): what a search without a model measures before it may stop."""
+    best: dict = {}
+    for position, (variant, seconds) in enumerate(zip(variants, predicted_s)):
+        skeleton = str(variant).split("_", 1)[0]
+        if skeleton not in best or seconds < predicted_s[best[skeleton]]:
+            best[skeleton] = position
+    return sorted(best.values())
 
 
 class HybridSearch(Search):
     """One configuration's search over `size` consecutive rows of a belief from row `start`: the
     belief may be shared with the searches of the same IVP's other configurations."""
 
-    def __init__(self, belief: Belief, size: int, stop: float, limit: int, start: int = 0):
+    def __init__(self, belief: Belief, size: int, stop: float, limit: int, start: int = 0,
+                 covered=()):
         self.belief = belief
         self.size = size
         self.stop = stop
         self.limit = limit
         self.start = start
-        self.best: tuple | None = None       # (seconds, ci_rel) of the best measured
+        self.covered = set(covered)          # positions measured (or failed) before any stop
         self.busy: set = set()
         self.excluded: set = set()           # failed for good: never asked again
+        self.measured = 0
+        self.decisions: list[Decision] = []
         self.ended_by = ""
 
     @property
@@ -31,45 +57,72 @@ class HybridSearch(Search):
 
     def tell(self, position: int, seconds: float | None, ci_rel: float | None = None) -> None:
         self.busy.discard(position)
+        self.measured += 1
         if seconds is None or not math.isfinite(seconds) or seconds <= 0:
             self.excluded.add(position)
             return
-        ci = ci_rel if ci_rel is not None and math.isfinite(ci_rel) else 0.0
-        self.belief.observe(self.start + position, math.log(seconds), ci)
-        if self.best is None or seconds < self.best[0]:
-            self.best = (seconds, ci)
+        self.belief.observe(self.start + position, math.log(seconds), ci_rel)
 
     def ask(self, count: int) -> list[int]:
-        picks = []
-        while len(picks) < count:
-            pick = self._next()
-            if pick is None:
-                break
-            self.busy.add(pick)
-            picks.append(pick)
+        """Up to count positions: the first by expected improvement, each further one as if the
+        ones before it had measured the best held's time (the constant liar)."""
+        picks: list[int] = []
+        lies: list[int] = []
+        try:
+            while len(picks) < count:
+                pick = self._next(decide=not picks)
+                if pick is None:
+                    break
+                self.busy.add(pick)
+                picks.append(pick)
+                if len(picks) < count:
+                    index = self.start + pick
+                    held = self.belief.held_best(self.among)
+                    mean, _ = self.belief.posterior()
+                    self.belief.observe(index, float(mean[held if held is not None else index]))
+                    lies.append(index)
+        finally:
+            for index in lies:
+                self.belief.observed.pop(index, None)
         return picks
+
+    def expected_better(self) -> Decision | None:
+        """The stop decision as things stand (None before anything was measured ok)."""
+        best = self.belief.held_best(self.among)
+        if best is None:
+            return None
+        chances = self.belief.chances(best, self.among)
+        chances[list(self.busy | self.excluded)] = 0.0
+        return Decision(float(1 - np.prod(1 - chances)), float(chances.sum()), best - self.start,
+                        self.measured)
 
     def _end(self, why: str) -> None:
         if not self.busy:
             self.ended_by = why
 
-    def _next(self) -> int | None:
+    def _next(self, decide: bool) -> int | None:
         if self.ended_by:
             return None
-        tried = sum(1 for i in self.belief.observed if 0 <= i - self.start < self.size) \
-            + len(self.excluded)
-        if tried + len(self.busy) >= self.limit:
+        measured = {i - self.start for i in self.belief.observed if 0 <= i - self.start < self.size}
+        done = measured | self.excluded
+        if len(done) + len(self.busy) >= self.limit:
             self._end("the whole pool" if self.limit >= self.size
                       else f"--max-measurements {self.limit}")
             return None
-        best_log = None
-        if self.best is not None:
-            best_log = math.log(self.best[0])
-            chances = self.belief.chances(best_log, self.best[1], self.among)
-            chances[list(self.busy | self.excluded)] = 0.0
-            if chances.max() < self.stop:
-                self._end(f"no variant faster with probability {self.stop:g}")
+        uncovered = sorted(self.covered - done - self.busy)
+        decision = self.expected_better() if decide else None
+        if decision is not None:
+            self.decisions.append(decision)
+            if decision.expected < self.stop and not uncovered:
+                self._end(f"{decision.expected:.2g} variants expected {100 * BETTER_BY:g}% faster "
+                          f"than the best held (below {self.stop:g})")
                 return None
+        if decision is not None and decision.expected < self.stop:
+            mean, _ = self.belief.posterior()       # only the cover keeps it going
+            return min(uncovered, key=lambda p: mean[self.start + p])
+        held = self.belief.held_best(self.among)
+        mean, _ = self.belief.posterior()
+        best_log = None if held is None else float(mean[held])
         pick = self.belief.next_pick(best_log, {self.start + i for i in self.busy | self.excluded},
                                      self.among)
         if pick is None:

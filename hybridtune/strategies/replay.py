@@ -14,7 +14,7 @@ from hybridtune.learn.encode import kernel_variants
 from hybridtune.learn import timing
 from hybridtune.learn.hybrid import Belief, prior_belief
 from hybridtune.learn.table import CONFIG, Rows
-from hybridtune.strategies.hybrid import HybridSearch
+from hybridtune.strategies.hybrid import HybridSearch, cover
 from hybridtune.strategies.protocol import Candidates, Search
 from hybridtune.strategies.registry import search_for
 
@@ -43,6 +43,7 @@ class Replay:
     chosen: int                 # row position of the variant chosen
     note: str = ""
     retimed: tuple = ()         # row positions of the close contenders re-timed before choosing
+    decisions: tuple = ()       # hybrid: its stop decisions (strategies/hybrid.Decision)
 
 
 def candidates(pool: Pool) -> tuple[Candidates, list[int]]:
@@ -90,7 +91,8 @@ def drive(pool: Pool, search: Search, rows: list[int], errors: np.ndarray | None
             order.append(row)
             seen[row] = float(times[row] * math.exp(errors[row, 0]))
             search.tell(position, seen[row], float(ci[row]))
-    return _finished(pool, tuple(order), seen, errors)
+    return replace(_finished(pool, tuple(order), seen, errors),
+                   decisions=tuple(getattr(search, "decisions", ())))
 
 
 def _finished(pool: Pool, order: tuple, seen: dict, errors: np.ndarray) -> Replay:
@@ -120,8 +122,8 @@ def fixed_variant(pool: Pool, variant: str) -> Replay:
 
 def hybrid(pool: Pool, fitted, stop: float = HYBRID_STOP,
            max_measurements: int | None = None) -> Replay:
-    """Expected improvement on the belief, conditioned on each measurement, until no unmeasured
-    variant beats the best with probability stop."""
+    """Expected improvement on the belief, conditioned on each measurement, until fewer than
+    `stop` unmeasured variants are expected to beat the best held (strategies/hybrid)."""
     return hybrid_together([pool], fitted, stop, max_measurements)[0]
 
 
@@ -149,7 +151,9 @@ def hybrid_together(pools: list, fitted, stop: float = HYBRID_STOP,
     out = []
     for index, (pool, start) in enumerate(zip(pools, starts)):
         size = len(pool.frame)
-        search = HybridSearch(belief, size, stop, max_measurements or size, int(start))
+        covered = () if fitted is not None else cover(pool.frame["variant"].tolist(),
+                                                      pool.frame["predicted_s"].tolist())
+        search = HybridSearch(belief, size, stop, max_measurements or size, int(start), covered)
         out.append(replace(drive(pool, search, list(range(size)),
                                  None if errors is None else errors[index]), note=note))
     return out

@@ -180,8 +180,8 @@ def test_bad_options_are_refused_before_reading(capsys, copy):
              says="--max-rows 0: expected a count >= 20")
     _refused(capsys, copy, "evaluate", "--db", str(copy), "--noise-seeds", "-1",
              says="--noise-seeds -1: expected 0 (no noise) or more")
-    _refused(capsys, copy, "evaluate", "--db", str(copy), "--stop", "2",
-             says="--stop 2: expected a probability in (0, 1)")
+    _refused(capsys, copy, "evaluate", "--db", str(copy), "--stop", "0",
+             says="--stop 0: expected the number of faster variants hybrid stops below")
 
 
 def test_evaluate_refuses_a_store_of_one_ivp(capsys, tmp_path, fixture_frames):

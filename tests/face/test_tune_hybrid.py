@@ -70,10 +70,10 @@ def test_without_a_model_the_offline_model_is_the_prior_and_says_so(fixture_copy
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert any("the offline model itself" in note for note in result["notes"])
-    assert "the offline model itself with a spread of 0.5" in done.stderr
+    assert "the offline model itself with the errors it makes on measured pools" in done.stderr
     assert "the store has no Gaussian process for machine file" in done.stderr
     for record in result["configurations"]:
-        assert record["strategy"] == "hybrid:0.05" and record["pool"] == 32
+        assert record["strategy"] == "hybrid:0.5" and record["pool"] == 32
         assert 1 <= record["measured_now"] <= 32
         assert record["chosen"]["id"] in record["shortlisted"]
     assert measured_once(fixture_copy, before)
@@ -155,8 +155,11 @@ def test_max_measurements_caps_every_configuration(fixture_copy):
     assert all(record["measured_now"] <= 3 for record in records)
     # each says why it stopped: the cap where it measured 3, else the stopping rule
     for record in records:
-        assert record["ended_by"] == ("--max-measurements 3" if record["measured_now"] == 3
-                                      else "no variant faster with probability 0.05"), record
+        if record["measured_now"] == 3:
+            assert record["ended_by"] == "--max-measurements 3", record
+        else:
+            assert record["ended_by"].endswith("variants expected 3% faster than the best held "
+                                               "(below 0.5)"), record
 
 
 @pytest.mark.mpi
@@ -170,7 +173,7 @@ def test_two_ranks_run_the_hybrid_search_with_one_measurement_in_flight_each(fix
 
 
 @pytest.mark.parametrize("extra, expected", [
-    (["--strategy", "hybrid:2"], "hybrid:P with P a probability strictly between 0 and 1"),
+    (["--strategy", "hybrid:0"], "hybrid:E with E, the expected number of faster variants"),
     (["--strategy", "hybrid", "--max-measurements", "0"], "--max-measurements 0: expected a count"),
     (["--strategy", "top_k:3", "--max-measurements", "3"], "only the hybrid strategy stops"),
     (["--strategy", "top_k:3", "--prior", str(LEARN / "fixture.h5")],

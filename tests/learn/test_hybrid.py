@@ -13,18 +13,19 @@ from sklearn.gaussian_process.kernels import ConstantKernel, Matern
 from hybridtune.strategies import replay
 from hybridtune.strategies.evaluate import whole_pools
 from hybridtune.describe.strategy import HYBRID_STOP
-from hybridtune.learn.hybrid import (DEFAULT_SPREAD, Belief,
+from hybridtune.learn.hybrid import (OFFSET_SPREAD, VARIANT_SPREAD, Belief,
                                      across_configurations, prior_belief)
+from hybridtune.learn.timing import TIMING_SPREAD
 from hybridtune.learn.table import Rows
 from hybridtune.learn.train import fit
 
 
-def _belief(seed: int = 0, size: int = 12, noise: float = 0.02):
+def _belief(seed: int = 0, size: int = 12):
     generator = np.random.default_rng(seed)
     X = generator.normal(size=(size, 3))
     kernel = ConstantKernel(0.6) * Matern(1.4, nu=2.5)
     prior_mean = generator.normal(-9.0, 0.5, size=size)
-    return Belief.of(prior_mean, np.zeros(size), kernel(X), noise), X, kernel, prior_mean
+    return Belief.of(prior_mean, np.zeros(size), kernel(X)), X, kernel, prior_mean
 
 
 def test_posterior_equals_a_gaussian_process_fitted_on_the_observations():
@@ -34,13 +35,16 @@ def test_posterior_equals_a_gaussian_process_fitted_on_the_observations():
         belief.observe(index, value)
     mean, std = belief.posterior()
     seen = list(observed)
-    gp = GaussianProcessRegressor(kernel, alpha=belief.noise, optimizer=None)
+    # a timing's noise is the run-to-run noise (its own 95% interval where wider)
+    gp = GaussianProcessRegressor(kernel, alpha=TIMING_SPREAD ** 2, optimizer=None)
     gp.fit(X[seen], np.array(list(observed.values())) - prior_mean[seen])
     gp_mean, gp_std = gp.predict(X, return_std=True)
     np.testing.assert_allclose(mean, gp_mean + prior_mean, rtol=1e-10)
     np.testing.assert_allclose(std, gp_std, rtol=1e-8)
     # the observed ones are pinned down to about the noise
-    assert np.all(std[seen] < math.sqrt(belief.noise)) and np.all(np.delete(std, seen) > std[seen].max())
+    assert np.all(std[seen] < TIMING_SPREAD) and np.all(np.delete(std, seen) > std[seen].max())
+    belief.observe(5, -9.0, ci_rel=0.5)
+    assert belief.observed[5][1] == pytest.approx((0.5 / 1.959964) ** 2)
 
 
 def test_posterior_before_any_observation_is_the_prior():
@@ -50,17 +54,20 @@ def test_posterior_before_any_observation_is_the_prior():
     np.testing.assert_allclose(std, math.sqrt(0.6))
 
 
-def test_chances_are_zero_for_the_observed_and_probabilities_for_the_rest():
+def test_chances_are_zero_for_the_observed_and_fall_with_the_gap_to_the_best_held():
     belief, _, _, prior_mean = _belief()
     best = int(np.argmin(prior_mean))
     belief.observe(best, prior_mean[best])
     belief.observe(2, prior_mean[2] + 1.0)
-    chances = belief.chances(prior_mean[best], 0.01)
+    assert belief.held_best(range(12)) == best
+    chances = belief.chances(best)
     assert chances[best] == chances[2] == 0.0
-    others = np.delete(chances, [best, 2])
-    assert np.all((others > 0) & (others < 1))
-    # a wider required improvement lowers every chance
-    assert np.all(belief.chances(prior_mean[best], 0.2) <= chances)
+    others = np.delete(np.arange(12), [best, 2])
+    assert np.all((chances[others] > 0) & (chances[others] < 1))
+    mean, _ = belief.posterior()
+    # of two with the same spread, the one expected slower has the smaller chance
+    close, far = sorted(others, key=lambda i: mean[i])[:1] + sorted(others, key=lambda i: mean[i])[-1:]
+    assert chances[close] > chances[far]
 
 
 def test_next_pick_skips_busy_and_observed_variants():
@@ -81,14 +88,18 @@ def _pool(fixture_rows, key):
     return next(p for p in whole_pools(fixture_rows) if p.key == key)
 
 
-def test_prior_belief_without_a_model_is_the_offline_model_with_the_default_spread(fixture_rows):
+def test_prior_belief_without_a_model_is_the_offline_model_with_its_measured_errors(fixture_rows):
     frame = _pool(fixture_rows, ("radauIIA7", "Cusp", 6000, 1)).frame
     belief, note = prior_belief(None, frame["variant"].tolist(), frame["features"].tolist(),
                                 frame["predicted_s"])
-    assert "offline model itself" in note and f"spread of {DEFAULT_SPREAD}" in note
+    assert "offline model itself" in note and f"{OFFSET_SPREAD} common to a configuration" in note
     mean, std = belief.posterior()
     np.testing.assert_allclose(mean, np.log(frame["predicted_s"].to_numpy(float)))
-    np.testing.assert_allclose(std, DEFAULT_SPREAD)
+    np.testing.assert_allclose(std, math.hypot(OFFSET_SPREAD, VARIANT_SPREAD))
+    # one measurement tells the configuration's common error, not every variant's own
+    belief.observe(0, mean[0] + 0.5)
+    after, spread = belief.posterior()
+    assert np.all(spread[1:] > VARIANT_SPREAD * 0.7)
 
 
 @pytest.fixture(scope="module")
@@ -119,14 +130,17 @@ def test_hybrid_replay_stops_before_the_whole_pool_and_chooses_a_measured_varian
     assert result.chosen in result.order
     assert times[result.chosen] == min(times[list(result.order)])
     assert "trained Gaussian process" in result.note
-    # it stopped because no unmeasured variant beats the best with probability HYBRID_STOP
+    # it stopped because fewer than HYBRID_STOP unmeasured variants were expected to beat the
+    # best held, and said so
     belief, _ = prior_belief(gp_without_cusp, pool.frame["variant"].tolist(),
                              pool.frame["features"].tolist(), pool.frame["predicted_s"])
     cis = pool.frame["ci_rel"].to_numpy(float)
     for index in result.order:
         belief.observe(index, math.log(times[index]), cis[index])
-    ci = cis[result.chosen]
-    assert belief.chances(math.log(times[result.chosen]), ci).max() < HYBRID_STOP
+    best = belief.held_best(range(len(times)))
+    assert belief.chances(best).sum() < HYBRID_STOP
+    assert result.decisions[-1].expected == pytest.approx(belief.chances(best).sum())
+    assert all(d.expected >= HYBRID_STOP for d in result.decisions[:-1])
     capped = replay.hybrid(pool, gp_without_cusp, max_measurements=3)
     assert capped.order == result.order[:3]
 
@@ -176,18 +190,17 @@ def test_hybrid_together_carries_one_pools_measurements_to_the_next(fixture_rows
         assert pool.times[result.chosen] == min(pool.times[list(result.order)])
 
 
-def test_a_measurement_with_its_interval_weighs_by_that_interval():
+def test_a_measurement_weighs_by_the_run_to_run_noise_or_its_own_wider_interval():
     precise, _, _, prior_mean = _belief()
     rough, _, _, _ = _belief()
     precise.observe(4, prior_mean[4] + 0.3, 0.002)
     rough.observe(4, prior_mean[4] + 0.3, 0.4)
     precise_mean, precise_std = precise.posterior()
     rough_mean, rough_std = rough.posterior()
-    # a 0.2% interval pins the log time down; a 40% one moves it less and leaves it uncertain
-    assert abs(precise_mean[4] - (prior_mean[4] + 0.3)) < 1e-3 < abs(rough_mean[4] - prior_mean[4] - 0.3)
-    assert precise_std[4] < 0.002 < 0.1 < rough_std[4]
-    # without an interval the belief's own noise applies
+    # a 0.2% interval is narrower than the run-to-run noise: the noise counts; a 40% one weighs less
+    assert math.isclose(precise_std[4] ** 2, 1 / (1 / 0.6 + 1 / TIMING_SPREAD ** 2), rel_tol=1e-9)
+    assert abs(rough_mean[4] - prior_mean[4] - 0.3) > abs(precise_mean[4] - prior_mean[4] - 0.3)
+    assert precise_std[4] < TIMING_SPREAD < 0.1 < rough_std[4]
     plain, _, _, _ = _belief()
     plain.observe(4, prior_mean[4] + 0.3, None)
-    assert math.isclose(plain.posterior()[1][4] ** 2,
-                        1 / (1 / 0.6 + 1 / plain.noise), rel_tol=1e-9)
+    assert math.isclose(plain.posterior()[1][4], precise_std[4], rel_tol=1e-9)

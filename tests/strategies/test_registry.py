@@ -70,11 +70,12 @@ def test_a_search_ended_from_outside_says_why_and_what_it_left():
 
 def test_hybrid_asks_the_likeliest_improvement_and_stops_when_none_is_likely():
     mean = np.log([1.0, 1.1, 2.0, 4.0])
-    belief = Belief.of(mean, np.zeros(4), np.eye(4) * 0.01, 1e-6)
+    belief = Belief.of(mean, np.zeros(4), np.eye(4) * 0.01)
     search = HybridSearch(belief, 4, stop=0.05, limit=4)
     assert search.ask(2) == [0, 1] and search.busy == {0, 1}
     search.tell(1, None)                                   # a failure: never asked again
     assert not search.ended_by
     search.tell(0, 1.0, 0.01)
-    assert drain(search) == [] and search.ended_by.startswith("no variant faster")
-    assert 1 in search.excluded and search.best == (1.0, 0.01)
+    assert drain(search) == [] and 1 in search.excluded
+    assert search.ended_by.endswith("variants expected 3% faster than the best held (below 0.05)")
+    assert search.decisions[-1].best == 0 and search.decisions[-1].expected < 0.05

@@ -1,0 +1,82 @@
+"""The hybrid search: without a model it covers every skeleton before it may stop; k picks at once by the constant liar; its stop decisions scored against what the pool held."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from hybridtune.learn.hybrid import prior_belief
+from hybridtune.strategies import calibration, replay
+from hybridtune.strategies.evaluate import whole_pools
+from hybridtune.strategies.hybrid import Decision, HybridSearch, cover
+
+
+def _pool(fixture_rows, key=("radauIIA7", "Cusp", 6000, 1)):
+    return next(p for p in whole_pools(fixture_rows) if p.key == key)
+
+
+def test_without_a_model_a_pool_whose_offline_best_is_far_off_is_not_ended_after_one(fixture_rows):
+    pool = _pool(fixture_rows)
+    frame = pool.frame.copy()
+    # the fixture's variants are of skeleton F: spread them over four skeletons by name
+    frame["variant"] = [f"{'ABCD'[i % 4]}_{v.split('_', 1)[1]}_{i}"
+                        for i, v in enumerate(frame["variant"])]
+    predicted = frame["predicted_s"].to_numpy(float)
+    skeletons = frame["variant"].str.split("_").str[0]
+    first = int(np.argmin(predicted))
+    # the truly best: the best predicted variant of another skeleton; the offline top 1.8x slower
+    other = next(i for i in cover(frame["variant"].tolist(), predicted.tolist())
+                 if skeletons[i] != skeletons[first])
+    times = np.full(len(frame), 2.0) * frame["median_s"].min()
+    times[other] = frame["median_s"].min()
+    times[first] = 1.8 * times[other]
+    frame["median_s"] = times
+    wrong = replay.Pool(pool.key, frame)
+    result = replay.hybrid(wrong, None)
+    covered = set(cover(frame["variant"].tolist(), predicted.tolist()))
+    assert len(covered) == skeletons.nunique() > 1
+    assert result.order[0] == first and len(result.order) >= len(covered) > 1
+    assert covered <= set(result.order) and result.chosen == other
+
+
+def test_k_picks_at_once_by_the_constant_liar_leave_the_belief_as_it_was(fixture_rows):
+    frame = _pool(fixture_rows).frame
+    belief, _ = prior_belief(None, frame["variant"].tolist(), frame["features"].tolist(),
+                             frame["predicted_s"])
+    search = HybridSearch(belief, len(frame), 0.5, len(frame))
+    first = search.ask(1)
+    search.tell(first[0], float(frame["median_s"].iloc[first[0]]))
+    before = dict(belief.observed)
+    batch = search.ask(4)
+    assert len(set(batch)) == 4 and first[0] not in batch
+    assert belief.observed == before and search.busy == set(batch)
+    # the first of a batch is the single pick; the rest follow as if it had measured the best held
+    alone = HybridSearch(replay.hybrid_prior([_pool(fixture_rows)], None)[0], len(frame), 0.5,
+                         len(frame))
+    alone.tell(first[0], float(frame["median_s"].iloc[first[0]]))
+    assert alone.ask(1) == batch[:1]
+
+
+def test_decisions_are_scored_against_what_the_pool_held():
+    times = np.array([1.0, 0.9, 1.2, 0.5])
+    order = (0, 1, 3, 2)
+    decisions = [Decision(0.8, 2.0, 0, 1), Decision(0.3, 0.5, 1, 2), Decision(0.2, 0.2, 3, 3),
+                 Decision(0.1, 0.1, 3, 4)]
+    # row 0 held: row 3 (0.5) unmeasured and 3% faster; row 1 held: row 3 still; row 3 held: only
+    # row 2 (1.2) left, not faster; all measured: no decision to score
+    assert calibration.outcomes(times, order, decisions) == [(0.8, True), (0.3, True),
+                                                             (0.2, False)]
+
+
+def test_the_reliability_table_merges_thin_bins_and_scores_against_a_constant():
+    pairs = [(0.05, False)] * 40 + [(0.15, True)] * 5 + [(0.95, True)] * 31 + [(0.92, False)] * 4
+    table = calibration.reliability(pairs)
+    bins = table["bins"]
+    assert [b["decisions"] for b in bins] == [40, 40] and sum(b["decisions"] for b in bins) == 80
+    assert bins[0]["low"] == 0 and bins[0]["high"] == pytest.approx(0.1)
+    assert bins[1]["low"] == pytest.approx(0.1) and bins[1]["high"] == 1
+    assert table["observed_frequency"] == pytest.approx(36 / 80)
+    assert table["brier_skill"] > 0.5
+    assert calibration.reliability([(0.9, False)] * 30 + [(0.1, True)] * 30)["brier_skill"] < 0
+    assert calibration.reliability([]) == {}
