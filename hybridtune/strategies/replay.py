@@ -100,10 +100,19 @@ def _finished(pool: Pool, order: tuple, seen: dict, errors: np.ndarray) -> Repla
     close contenders re-timed and the choice made as live."""
     if not order:
         return Replay(order, -1)
-    ci = pool.frame["ci_rel"].to_numpy(float)
-    close = timing.contenders({row: (t, t * (1 - ci[row]), t * (1 + ci[row]))
+    frame = pool.frame
+    ci = frame["ci_rel"].to_numpy(float)
+    low, high = ((frame[name].to_numpy(float) if name in frame else pool.times * (1 + sign * ci))
+                 for name, sign in (("ci_low_s", -1), ("ci_high_s", 1)))
+    # each interval moves with its timing's noise
+    close = timing.contenders({row: (t, low[row] * t / pool.times[row], high[row] * t / pool.times[row])
                                for row, t in seen.items()})
-    again = {row: float(pool.times[row] * math.exp(errors[row, 1])) for row in close}
+    stored = frame["retimed_s"].to_numpy(float) if "retimed_s" in frame \
+        else np.full(len(ci), np.nan)
+    # drawn with noise, a re-timing is another draw; without, the store's re-timing where the
+    # run that wrote it re-timed the same contenders, else the stored first timing
+    again = {row: float(stored[row] if not errors.any() and math.isfinite(stored[row])
+                        else pool.times[row] * math.exp(errors[row, 1])) for row in close}
     return Replay(order, int(timing.choose(seen, again)), retimed=tuple(close))
 
 
