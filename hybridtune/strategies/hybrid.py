@@ -93,8 +93,11 @@ class HybridSearch(Search):
             return None
         chances = self.belief.chances(best, self.among)
         chances[list(self.busy | self.excluded)] = 0.0
-        return Decision(float(1 - np.prod(1 - chances)), float(chances.sum()), best - self.start,
-                        self.measured)
+        free = np.ones(self.size, bool)
+        free[[i - self.start for i in self.belief.observed if 0 <= i - self.start < self.size]] = False
+        free[list(self.busy | self.excluded)] = False
+        return Decision(self.belief.chance_any(best, self.among, free), float(chances.sum()),
+                        best - self.start, self.measured)
 
     def _end(self, why: str) -> None:
         if not self.busy:

@@ -73,8 +73,10 @@ def drive(pool: Pool, search: Search, rows: list[int], errors: np.ndarray | None
     a time, told its stored time (times exp(errors[row, 0]), a first timing's noise, where given);
     rows maps the search's candidates to the pool's rows. Asking for a variant the pool never
     measured is a replay that could not have happened: it raises. It ends as a live run does:
-    the close contenders re-timed (noise errors[row, 1]), the choice by learn/timing's rule."""
+    the close contenders re-timed (the store's re-timings without errors, else noise
+    errors[row, 1]), the choice by learn/timing's rule."""
     times, ci = pool.times, pool.frame["ci_rel"].to_numpy(float)
+    as_stored = errors is None
     errors = np.zeros((len(times), 2)) if errors is None else errors
     order: list[int] = []
     seen: dict = {}
@@ -91,13 +93,16 @@ def drive(pool: Pool, search: Search, rows: list[int], errors: np.ndarray | None
             order.append(row)
             seen[row] = float(times[row] * math.exp(errors[row, 0]))
             search.tell(position, seen[row], float(ci[row]))
-    return replace(_finished(pool, tuple(order), seen, errors),
+    return replace(_finished(pool, tuple(order), seen, errors, as_stored),
                    decisions=tuple(getattr(search, "decisions", ())))
 
 
-def _finished(pool: Pool, order: tuple, seen: dict, errors: np.ndarray) -> Replay:
+def _finished(pool: Pool, order: tuple, seen: dict, errors: np.ndarray, as_stored: bool
+              ) -> Replay:
     """The replay of a search that measured `order` (seen: row -> the time it was told): its
-    close contenders re-timed and the choice made as live."""
+    close contenders re-timed and the choice made as live. as_stored: a re-timing is the store's
+    where it holds one (the replay of a run); else another draw (errors[row, 1]) about the
+    stored first timing, which is what evaluations judge by."""
     if not order:
         return Replay(order, -1)
     frame = pool.frame
@@ -109,9 +114,7 @@ def _finished(pool: Pool, order: tuple, seen: dict, errors: np.ndarray) -> Repla
                                for row, t in seen.items()})
     stored = frame["retimed_s"].to_numpy(float) if "retimed_s" in frame \
         else np.full(len(ci), np.nan)
-    # drawn with noise, a re-timing is another draw; without, the store's re-timing where the
-    # run that wrote it re-timed the same contenders, else the stored first timing
-    again = {row: float(stored[row] if not errors.any() and math.isfinite(stored[row])
+    again = {row: float(stored[row] if as_stored and math.isfinite(stored[row])
                         else pool.times[row] * math.exp(errors[row, 1])) for row in close}
     return Replay(order, int(timing.choose(seen, again)), retimed=tuple(close))
 
