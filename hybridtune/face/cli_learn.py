@@ -234,6 +234,7 @@ def cmd_evaluate(args) -> int:
                           "noise": result.noise,
                           "first_pick_within_5pct": result.first_pick,
                           "hybrid_measured_to_within_3pct": result.hybrid_to_best,
+                          "reliability": result.reliability,
                           "transfer": result.transfer,
                           "configurations": result.configurations, "curves": result.curves,
                           "offline_by_regime": regimes, "notes": result.notes},
@@ -241,6 +242,19 @@ def cmd_evaluate(args) -> int:
         return 0
     print("\n".join(evaluation_lines(result) + regime_lines(regimes)))
     return 0
+
+
+def reliability_lines(table: dict) -> list[str]:
+    """Hybrid's stop chances against the outcomes, as text."""
+    if not table:
+        return []
+    lines = [f"hybrid's chance of the event ({table['event']}) against how often it held, "
+             f"{table['decisions']} decisions (observed {100 * table['observed_frequency']:.0f}%):"]
+    lines += [f"  chance {b['low']:.1f}-{b['high']:.1f}: said {b['chance']:.2f}, observed "
+              f"{b['observed']:.2f} ({b['decisions']} decisions)" for b in table["bins"]]
+    lines.append(f"  Brier score {table['brier']:.3f} against {table['brier_constant']:.3f} for a "
+                 f"constant chance: skill {table['brier_skill']:.3f}")
+    return lines
 
 
 def transfer_lines(result) -> list[str]:
@@ -339,6 +353,7 @@ def evaluation_lines(result) -> list[str]:
                      f"{to_best['median']:g}, at most {to_best['max']}, in {to_best['reached']} of "
                      f"{len(to_best['per_configuration'])} replays): what a stop that "
                      "knew the best would measure")
+    lines.extend(reliability_lines(result.reliability))
     lines.extend(transfer_lines(result))
     lines.extend(f"note: {note}" for note in result.notes)
     return lines

@@ -25,6 +25,7 @@ TPE_SEEDS = 5
 FIRST_WITHIN = 0.05
 LOSS_WITHIN = 0.03       # a loss this small counts as finding the best (the noise floor of a timing)
 SPREAD = (10, 90)        # percentiles over noise seeds
+CAPPED = 12              # hybrid is replayed with this cap too (about preselect:5's mean count)
 CURVE = 64               # best-found curves over the first this many measurements
 OTHER_SIZES = "gp_other_sizes"  # the left-out IVP's other configurations measured
 
@@ -211,18 +212,21 @@ def evaluate(rows: Rows, stop: float = HYBRID_STOP, max_rows: int = 2000,
                                               trained[list(CONFIG)].itertuples(index=False)]])
         mine = sorted((p for p in pools if p.key[1] == ivp), key=lambda p: p.key)
         together: dict = {}
+        capped: dict = {}
         for method in dict.fromkeys(p.key[0] for p in mine):
             group = [p for p in mine if p.key[0] == method]
             prior = replay.hybrid_prior(group, gp)
             for seed in range(seeds):
-                found = replay.hybrid_together(group, gp, stop, errors=[errors[p.key][seed]
-                                                                        for p in group],
-                                               prior=prior)
-                for pool, result in zip(group, found):
+                drawn = [errors[p.key][seed] for p in group]
+                found = replay.hybrid_together(group, gp, stop, errors=drawn, prior=prior)
+                cut = replay.hybrid_together(group, gp, stop, CAPPED, errors=drawn, prior=prior)
+                for pool, result, short in zip(group, found, cut):
                     together.setdefault(pool.key, []).append(result)
+                    capped.setdefault(pool.key, []).append(short)
         for pool in mine:
             hybrid_replays = together[pool.key]
-            replays = _replays(pool, hybrid_replays, best_variant, errors[pool.key])
+            replays = {**_replays(pool, hybrid_replays, best_variant, errors[pool.key]),
+                       f"hybrid@{CAPPED}": capped[pool.key]}
             numbers = {name: _numbers(pool, r) for name, r in replays.items()}
             per_config.append({"key": list(pool.key), "pool": len(pool.frame), **numbers})
             times = pool.times

@@ -91,10 +91,12 @@ def test_evaluate_json_scores_every_strategy(capsys, copy):
     assert code == 0, err
     result = json.loads(out)
     assert result["noise"]["seeds"] == 1 and result["noise"]["source"].startswith("none")
+    reliability = result["reliability"]
+    assert sum(b["decisions"] for b in reliability["bins"]) == reliability["decisions"] > 0
     strategies = result["strategies"]
     k = round(strategies["hybrid"]["measured_mean"])
     assert set(strategies) == {"BestVariant", "RunAll", "preselect:5", "preselect:10", "hybrid",
-                               f"top_k:{k}", f"random:{k}"}
+                               "hybrid@12", f"top_k:{k}", f"random:{k}"}
     for name, summary in strategies.items():
         for key in ("measured_mean", "loss_pct_max", "loss_pct_mean", "overhead_pct_mean",
                     "frac_loss_le_3pct", "score"):
@@ -111,6 +113,8 @@ def test_evaluate_json_scores_every_strategy(capsys, copy):
     assert text.startswith("strategies on 8 whole-pool configurations")
     # the fixture holds one pass: its noise is borrowed, and the output says so
     assert "noise: borrowed: the shipped ground truth's spread of 0.068" in text
+    assert "hybrid's chance of the event (an unmeasured variant more than 3% faster" in text
+    assert "Brier score" in text
     assert "the store holds 0 pairs of passes" in text and "mean over 3 seeds" in text
     assert "left-out IVP accuracy" in text and "first variant measured within 5%" in text
     assert "gp on a size or thread count never measured" in text

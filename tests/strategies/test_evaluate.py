@@ -30,7 +30,8 @@ def test_every_strategy_is_replayed_on_every_whole_pool(evaluation):
     strategies = evaluation.strategies
     k = round(strategies["hybrid"]["measured_mean"])
     assert list(strategies) == ["BestVariant", "RunAll", "preselect:5", "preselect:10", "hybrid",
-                                f"top_k:{k}", f"random:{k}"]
+                                "hybrid@12", f"top_k:{k}", f"random:{k}"]
+    assert strategies["hybrid@12"]["measured_mean"] <= min(12, strategies["hybrid"]["measured_mean"])
     for name, summary in strategies.items():
         assert set(summary) == SUMMARY, name
         assert summary["configurations"] == 8
@@ -154,7 +155,7 @@ def test_how_soon_hybrid_reaches_the_best_is_counted_per_configuration(evaluatio
     counts = to_best["per_configuration"]
     assert len(counts) == len(evaluation.configurations) == 8
     for count, config in zip(counts, evaluation.configurations):
-        if config["hybrid"]["loss"] == 0:      # it measured the best, so it got within 1% by then
+        if config["hybrid"]["loss"] == 0:      # it measured the best, so it got within 3% by then
             assert 1 <= count <= config["hybrid"]["measured"]
     reached = [c for c in counts if c is not None]
     assert to_best["reached"] == len(reached) and to_best["max"] == max(reached)
