@@ -13,6 +13,8 @@ from hybridtune.face.cli_learn import machine_file_names, read_frames
 
 PAGE = "index.html"
 
+REPORT_SEEDS = 5        # noise draws the report replays the strategies under (evaluate: 20)
+
 
 def add_arguments(sub) -> None:
     report = sub.add_parser("report", help="write an HTML page with plots describing a store "
@@ -52,6 +54,7 @@ def _hardware(measurements) -> list:
 def build(frames: dict) -> dict:
     """Everything the page shows: evaluation (or why not), drawn plots and missing ones, notes."""
     from hybridtune.strategies.evaluate import evaluate, regime_errors
+    from hybridtune.strategies.noise import measured as measured_noise
     from hybridtune.learn.table import KEY, best_measurements, joined_rows
     from hybridtune.report import plots
     from hybridtune.report.plots import Missing
@@ -76,7 +79,7 @@ def build(frames: dict) -> dict:
         why = "the store holds no ok measurement of a predicted variant"
     elif rows is not None:
         try:
-            evaluation = evaluate(rows)
+            evaluation = evaluate(rows, noise=measured_noise(measurements), seeds=REPORT_SEEDS)
         except RequestError as error:
             why = str(error)
     measured = rows.measured if rows is not None else None
