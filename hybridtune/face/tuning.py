@@ -56,6 +56,7 @@ class Plan:
     tasks: tuple                    # MeasureTask to run, in the strategy's order
     all_tasks: dict                 # variant id -> MeasureTask, for every shortlisted variant
     candidates: Candidates = None   # the shortlist as its search sees it
+    retimed: dict = field(default_factory=dict)     # id -> the store's latest re-timing round
 
 
 @dataclass(frozen=True)
@@ -121,13 +122,23 @@ def still_valid(row: dict, options: MeasureOptions, retry_failed: bool) -> bool:
 
 
 def stored_rows(store) -> dict:
-    """resume key -> the latest stored measurement row with that key."""
+    """resume key -> the latest stored first timing with that key, and (timing.RETIMED, *key) ->
+    the latest stored re-timing."""
     frame = store.frame("measurements")
     rows: dict = {}
     for row in ([] if frame.empty else frame.to_dict("records")):
         if row.get("code_sha256"):
-            rows[row_key(row)] = row
+            again = row.get("timing") == timing.RETIMED
+            rows[(timing.RETIMED, *row_key(row)) if again else row_key(row)] = row
     return rows
+
+
+def latest_round(rows: dict) -> dict:
+    """Of a configuration's stored re-timings (id -> row), those of the run that re-timed last."""
+    if not rows:
+        return {}
+    last = max(rows.values(), key=lambda row: row.get("row_id") or 0).get("run_id")
+    return {vid: row for vid, row in rows.items() if row.get("run_id") == last}
 
 
 def in_shard(picked: list, shard: tuple) -> list:
@@ -148,18 +159,21 @@ def plan_configurations(request: TuneRequest, rankings, stored: dict, hardware_i
         pool = pools[config.method.name]
         tasks = plan_tasks(request.scenario, config, [pool[p.id] for p in picked], request.options,
                            reference=False)
-        reused, todo = {}, []
+        reused, todo, again = {}, [], {}
         for prediction, task in zip(picked, tasks):
-            row = None if request.fresh else stored.get(task_key(task, build_id, hardware_id))
+            key = task_key(task, build_id, hardware_id)
+            row = None if request.fresh else stored.get(key)
             if row is not None and still_valid(row, request.options, request.retry_failed):
                 reused[prediction.id] = row
+                if (timing.RETIMED, *key) in stored:
+                    again[prediction.id] = stored[(timing.RETIMED, *key)]
             else:
                 todo.append(task)
         kernels = {p.id: [name for _, name in pool[p.id].kernels] for p in picked}
         plans.append(Plan(config, tuple(predictions), tuple(picked), len(pool), reused,
                           tuple(with_reference(todo, config, request.options)),
                           {p.id: task for p, task in zip(picked, tasks)},
-                          Candidates.in_order(picked, kernels)))
+                          Candidates.in_order(picked, kernels), latest_round(again)))
     return plans
 
 
@@ -360,8 +374,11 @@ def tune(request: TuneRequest, store, executor, workers: int, hardware_id: str,
     rows = [{**plan.reused, **new[index]} for index, plan in enumerate(plans)]
     retimed = retime(executor, plans, rows, new, request.options, collector, deadline, on_phase)
     t_measure = time.monotonic() - mark
+    # a configuration this run did not re-time keeps the store's latest round (learn/timing's
+    # rule tells whether it still decides)
     outcomes = tuple(Outcome(plan, rows[index], len(new[index]), tuple(left[index]),
-                             retimed[index], found[index].ended_by if adaptive else "")
+                             retimed[index] or plan.retimed,
+                             found[index].ended_by if adaptive else "")
                      for index, plan in enumerate(plans))
     return TuneResult(outcomes, offline, not any(left.values()), t_predict, t_plan, t_build,
                       t_measure, time.monotonic() - started, notes)

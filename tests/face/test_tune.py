@@ -35,6 +35,8 @@ def test_tune_measures_each_shortlisted_variant_once_and_resumes(tune_store):
     assert again.returncode == 0, again.stderr
     [second] = json.loads(again.stdout)["configurations"]
     assert second["measured_now"] == 0 and second["chosen"] == record["chosen"]
+    # the resumed run chooses by the same re-timing round, read from the store
+    assert second["retimed"] == record["retimed"]
     assert len(measurement_rows(tune_store)) == len(rows)
 
 
