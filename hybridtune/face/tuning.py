@@ -121,15 +121,13 @@ def still_valid(row: dict, options: MeasureOptions, retry_failed: bool) -> bool:
             and budget is not None and math.isfinite(budget) and budget >= options.budget_s)
 
 
-def stored_rows(store) -> dict:
-    """resume key -> the latest stored first timing with that key, and (timing.RETIMED, *key) ->
-    the latest stored re-timing."""
+def stored_rows(store, retimed: bool = False) -> dict:
+    """resume key -> the latest stored first timing with that key (retimed: re-timing)."""
     frame = store.frame("measurements")
     rows: dict = {}
     for row in ([] if frame.empty else frame.to_dict("records")):
-        if row.get("code_sha256"):
-            again = row.get("timing") == timing.RETIMED
-            rows[(timing.RETIMED, *row_key(row)) if again else row_key(row)] = row
+        if row.get("code_sha256") and (row.get("timing") == timing.RETIMED) == retimed:
+            rows[row_key(row)] = row
     return rows
 
 
@@ -147,8 +145,10 @@ def in_shard(picked: list, shard: tuple) -> list:
     return [p for p in picked if p.id in mine]
 
 
-def plan_configurations(request: TuneRequest, rankings, stored: dict, hardware_id: str) -> list:
-    """Per configuration: the shortlist, what the store already answers, and the tasks left."""
+def plan_configurations(request: TuneRequest, rankings, stored: dict, hardware_id: str,
+                        retimings: dict | None = None) -> list:
+    """Per configuration: the shortlist, what the store already answers (stored: its first
+    timings; retimings: its re-timings, by resume key), and the tasks left."""
     build_id = build_identity()["build_id"]
     plans = []
     pools = {m.name: pool_for(request.scenario, m) for m in request.scenario.methods}
@@ -165,8 +165,8 @@ def plan_configurations(request: TuneRequest, rankings, stored: dict, hardware_i
             row = None if request.fresh else stored.get(key)
             if row is not None and still_valid(row, request.options, request.retry_failed):
                 reused[prediction.id] = row
-                if (timing.RETIMED, *key) in stored:
-                    again[prediction.id] = stored[(timing.RETIMED, *key)]
+                if key in (retimings or {}):
+                    again[prediction.id] = retimings[key]
             else:
                 todo.append(task)
         kernels = {p.id: [name for _, name in pool[p.id].kernels] for p in picked}
@@ -338,7 +338,8 @@ def tune(request: TuneRequest, store, executor, workers: int, hardware_id: str,
     if on_predicted:
         on_predicted(offline)
     mark = time.monotonic()
-    plans = plan_configurations(request, offline.rankings, stored_rows(store), hardware_id)
+    plans = plan_configurations(request, offline.rankings, stored_rows(store), hardware_id,
+                                stored_rows(store, retimed=True))
     t_plan = time.monotonic() - mark
     signals.check()
     for plan in plans:
