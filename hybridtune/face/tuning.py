@@ -363,7 +363,7 @@ def tune(request: TuneRequest, store, executor, workers: int, hardware_id: str,
         notes = (note,)
         if on_note:
             on_note(note)
-        label = "measurements (hybrid: until no variant is likely faster)"
+        label = "measurements (hybrid: until few variants are expected 3% faster)"
     else:
         found = [shortlist_search(request.strategy, plan.candidates) for plan in plans]
         label = "measurements"

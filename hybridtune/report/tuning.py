@@ -19,8 +19,8 @@ def measured_note(row: dict) -> str:
 def plan_line(plan, strategy: str = "") -> str:
     if strategy.startswith("hybrid"):
         return (f"  {len(plan.shortlisted)} candidates ({strategy}): {len(plan.reused)} from the "
-                f"store; the rest measured in order of expected improvement until none is "
-                f"likely faster than the best")
+                f"store; the rest measured in order of expected improvement until fewer than "
+                f"the stop's count are expected 3% faster than the best held")
     return (f"  {len(plan.shortlisted)} shortlisted: {len(plan.reused)} from the store, "
             f"{len(plan.tasks)} to measure")
 
