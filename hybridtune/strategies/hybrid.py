@@ -120,11 +120,11 @@ class HybridSearch(Search):
                 self._end(f"{decision.expected:.2g} variants expected {100 * BETTER_BY:g}% faster "
                           f"than the best held (below {self.stop:g})")
                 return None
-        if decision is not None and decision.expected < self.stop:
-            mean, _ = self.belief.posterior()       # only the cover keeps it going
-            return min(uncovered, key=lambda p: mean[self.start + p])
-        held = self.belief.held_best(self.among)
         mean, _ = self.belief.posterior()
+        if decision is not None and decision.expected < self.stop:
+            return min(uncovered, key=lambda p: mean[self.start + p])   # only the cover is left
+        held = self.start + decision.best if decision is not None \
+            else self.belief.held_best(self.among)
         best_log = None if held is None else float(mean[held])
         pick = self.belief.next_pick(best_log, {self.start + i for i in self.busy | self.excluded},
                                      self.among)
