@@ -101,7 +101,7 @@ def _strategy(node: Node | None) -> Strategy:
             return parse_strategy(node.value)
         except ValueError as error:
             raise node.error(str(error)) from None
-    fields = node.mapping(required=("name",), optional=("deviation_percent", "k"))
+    fields = node.mapping(required=("name",), optional=("deviation_percent", "k", "sample"))
     name = fields["name"].string()
     if name not in STRATEGIES:
         raise fields["name"].error(f"one of {', '.join(STRATEGIES)}")
@@ -114,7 +114,14 @@ def _strategy(node: Node | None) -> Strategy:
         deviation = float(value)
     k = fields["k"].integer(minimum=1) if "k" in fields else \
         (3 if name in ("top_k", "random") else 0)
-    return Strategy(name, deviation, k)
+    sample = 0.0
+    if "sample" in fields:
+        sample = fields["sample"].value
+        if isinstance(sample, bool) or not isinstance(sample, (int, float)) or \
+                not 0 <= sample < 1:
+            raise fields["sample"].error("the share of measurements on a space-filling sample, "
+                                         "0 <= S < 1")
+    return Strategy(name, deviation, k, sample=float(sample))
 
 
 def _check_skeleton(skeleton: Skeleton, templates: dict) -> None:

@@ -1,13 +1,15 @@
-"""Tuning strategies, spelled the same on the command line and in scenario files: preselect:P, top_k:K, run_all, random:K[:SEED], tpe:K[:SEED], hybrid[:E]."""
+"""Tuning strategies, spelled the same on the command line and in scenario files: preselect:P, top_k:K, run_all, random:K[:SEED], tpe:K[:SEED], hybrid[:E], each optionally +sample:S (a share S of the measurements on a space-filling sample)."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 STRATEGIES = ("preselect", "top_k", "run_all", "random", "tpe", "hybrid")
 SPELLINGS = ("preselect:P (percent), top_k:K, run_all, random:K[:SEED], tpe:K[:SEED] or hybrid[:E] "
-             "(E: the expected number of faster variants it stops below)")
+             "(E: the expected number of faster variants it stops below), each optionally followed by "
+             "+sample:S (the share S, 0 <= S < 1, of its measurements spent on a space-filling "
+             "sample)")
 HYBRID_STOP = 0.5
 
 
@@ -18,9 +20,14 @@ class Strategy:
     k: int = 0
     seed: int = 0
     stop: float = HYBRID_STOP       # hybrid: stop when fewer faster variants are expected
+    sample: float = 0.0             # the share of measurements on a space-filling sample
 
     @property
     def spelling(self) -> str:
+        return self._own_spelling + (f"+sample:{self.sample:g}" if self.sample else "")
+
+    @property
+    def _own_spelling(self) -> str:
         if self.name == "preselect":
             return f"preselect:{self.deviation_percent:g}"
         if self.name == "top_k":
@@ -42,7 +49,23 @@ def parse_strategy(text: object) -> Strategy:
     """The strategy a spelling names; ValueError says what was expected."""
     if not isinstance(text, str):
         raise ValueError(f"a strategy {SPELLINGS}")
-    name, _, rest = text.strip().partition(":")
+    own, plus, extra = text.strip().partition("+")
+    strategy = _parse_own(own.strip(), text)
+    if not plus:
+        return strategy
+    label, _, share = extra.strip().partition(":")
+    try:
+        value = float(share) if label == "sample" else math.nan
+    except ValueError:
+        value = math.nan
+    if not 0 <= value < 1:
+        raise ValueError(f"+sample:S with S the share of measurements on a space-filling sample, "
+                         f"0 <= S < 1 (got '+{extra}')")
+    return replace(strategy, sample=value)
+
+
+def _parse_own(text: str, whole: str) -> Strategy:
+    name, _, rest = text.partition(":")
     parts = rest.split(":") if rest else []
     if name == "run_all" and not parts:
         return Strategy("run_all")
@@ -72,4 +95,4 @@ def parse_strategy(text: object) -> Strategy:
         if len(parts) == 2 and seed is None:
             raise ValueError(f"{name}:K:SEED with SEED a whole number >= 0 (got '{parts[1]}')")
         return Strategy(name, k=_count(parts[0], f"{name}:K with K"), seed=seed or 0)
-    raise ValueError(f"a strategy {SPELLINGS} (got '{text}')")
+    raise ValueError(f"a strategy {SPELLINGS} (got '{whole}')")

@@ -235,6 +235,7 @@ def cmd_evaluate(args) -> int:
                           "first_pick_within_5pct": result.first_pick,
                           "hybrid_measured_to_within_3pct": result.hybrid_to_best,
                           "reliability": result.reliability,
+                          "offline_errors": result.offline_errors,
                           "transfer": result.transfer,
                           "configurations": result.configurations, "curves": result.curves,
                           "offline_by_regime": regimes, "notes": result.notes},
@@ -244,17 +245,32 @@ def cmd_evaluate(args) -> int:
     return 0
 
 
-def reliability_lines(table: dict) -> list[str]:
+def reliability_lines(table: dict, who: str = "hybrid") -> list[str]:
     """Hybrid's stop chances against the outcomes, as text."""
     if not table:
         return []
-    lines = [f"hybrid's chance of the event ({table['event']}) against how often it held, "
+    lines = [f"{who}: its chance of the event ({table['event']}) against how often it held, "
              f"{table['decisions']} decisions (observed {100 * table['observed_frequency']:.0f}%):"]
     lines += [f"  chance {b['low']:.1f}-{b['high']:.1f}: said {b['chance']:.2f}, observed "
               f"{b['observed']:.2f} ({b['decisions']} decisions)" for b in table["bins"]]
     lines.append(f"  Brier score {table['brier']:.3f} against {table['brier_constant']:.3f} for a "
                  f"constant chance: skill {table['brier_skill']:.3f}")
     return lines
+
+
+def offline_error_lines(found: dict) -> list[str]:
+    """How the offline model errs within the measured pools (the no-model prior's calibration),
+    and the reliability of hybrid's chances on that prior, as text."""
+    fits = found.get("fits", {})
+    if "all" not in fits:
+        return []
+    e = fits["all"]
+    lines = [f"the offline model's errors within {e['pools']} measured pools (hybrid's prior "
+             f"without a model): its ranking holds with slope {e['slope']:.3f} +- "
+             f"{e['slope_spread']:.3f}; what that leaves: {e['shared']:.3f} smooth over the "
+             f"features (Matern length {e['length']:.1f}) and {e['own']:.4f} of a variant's own"]
+    return lines + reliability_lines(found.get("reliability", {}), "hybrid (no model), "
+                                     "its prior calibrated on the other IVPs")
 
 
 def transfer_lines(result) -> list[str]:
@@ -313,18 +329,18 @@ def evaluation_lines(result) -> list[str]:
              f"  noise: {noise.get('source', 'none')}"
              + (f"; mean over {noise['seeds']} seeds [10th, 90th percentile over seeds]"
                 if noise.get("seeds", 1) > 1 else ""),
-             f"  {'strategy':<14} {'|L| mean':>8} {'loss max':>9} {'loss mean':>9} "
+             f"  {'strategy':<17} {'|L| mean':>8} {'loss max':>9} {'loss mean':>9} "
              f"{'loss<=3%':>8} {'overhead':>9} {'gain':>7} {'score':>6}  score 95% interval"]
     for name, s in result.strategies.items():
         low, high = s["score_interval"]
-        lines.append(f"  {name:<14} {s['measured_mean']:8.1f} {s['loss_pct_max']:8.1f}% "
+        lines.append(f"  {name:<17} {s['measured_mean']:8.1f} {s['loss_pct_max']:8.1f}% "
                      f"{s['loss_pct_mean']:8.2f}% {100 * s['frac_loss_le_3pct']:7.0f}% "
                      f"{s['overhead_pct_mean']:8.1f}% {round(s['gain_pct_mean'], 1) + 0.0:6.1f}% "
                      f"{s['score']:6.2f}"
                      f"  [{low:.2f}, {high:.2f}]")
         spread = s.get("over_seeds")
         if spread:
-            lines.append(f"  {'':<14} [{spread['measured_mean'][0]:.1f}, "
+            lines.append(f"  {'':<17} [{spread['measured_mean'][0]:.1f}, "
                          f"{spread['measured_mean'][1]:.1f}] loss mean "
                          f"[{spread['loss_pct_mean'][0]:.2f}%, {spread['loss_pct_mean'][1]:.2f}%]"
                          f" loss<=3% [{100 * spread['frac_loss_le_3pct'][0]:.0f}%, "
@@ -354,6 +370,7 @@ def evaluation_lines(result) -> list[str]:
                      f"{len(to_best['per_configuration'])} replays): what a stop that "
                      "knew the best would measure")
     lines.extend(reliability_lines(result.reliability))
+    lines.extend(offline_error_lines(result.offline_errors))
     lines.extend(transfer_lines(result))
     lines.extend(f"note: {note}" for note in result.notes)
     return lines

@@ -8,6 +8,7 @@ from hybridtune.learn.persist import latest_models, load_model
 from hybridtune.learn.table import PREDICTION_COLUMNS, joined_rows, latest_predictions
 from hybridtune.store import Store
 from hybridtune.strategies.hybrid import HybridSearch, cover
+from hybridtune.strategies.registry import sampled
 
 
 MAX_TOGETHER = 4000      # candidates one belief holds at most (its covariance is their square)
@@ -50,7 +51,8 @@ def together(plans: list) -> list[list[int]]:
 
 
 def searches(plans: list, store, machine_sha256: str, hardware_id: str, stop: float,
-             max_measurements: int | None, prior: str | None = None) -> tuple[list, str]:
+             max_measurements: int | None, prior: str | None = None, sample: float = 0.0
+             ) -> tuple[list, str]:
     """A search per plan, the plans of one IVP sharing a belief (see together), conditioned on
     the rows the store already answers; the belief is the trained model of the store `prior`
     (opened read-only) where one is given, else of the run's store."""
@@ -84,8 +86,8 @@ def searches(plans: list, store, machine_sha256: str, hardware_id: str, stop: fl
             mine = [p.id for p in plan.shortlisted]
             covered = () if fitted is not None else cover(
                 mine, [p.predicted_s for p in plan.shortlisted])
-            search = HybridSearch(belief, len(mine), stop, max_measurements or len(mine), start,
-                                  covered)
+            search = sampled(HybridSearch(belief, len(mine), stop, max_measurements or len(mine),
+                                          start, covered), plan.candidates, sample)
             for position, vid in enumerate(mine):
                 if vid in plan.reused:
                     search.tell(position, *observed(plan.reused[vid]))

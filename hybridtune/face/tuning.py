@@ -359,7 +359,8 @@ def tune(request: TuneRequest, store, executor, workers: int, hardware_id: str,
     notes = ()
     if request.strategy.name in BELIEF:
         found, note = searches(plans, store, request.scenario.machine.sha256, hardware_id,
-                               request.strategy.stop, request.max_measurements, request.prior)
+                               request.strategy.stop, request.max_measurements, request.prior,
+                               request.strategy.sample)
         notes = (note,)
         if on_note:
             on_note(note)

@@ -7,22 +7,18 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import ndtr
-from sklearn.gaussian_process.kernels import Matern
-from sklearn.preprocessing import StandardScaler
 
-from hybridtune.learn.encode import encoding_for
+from hybridtune.learn.offline_errors import OfflineErrors, centred, similarity
 from hybridtune.learn.table import Z95
 from hybridtune.learn.timing import TIMING_SPREAD
 from hybridtune.learn.train import pool_offsets
 
-# Without a model, how the offline model errs on measured pools (the shipped ground truth's 15
-# whole pools, Intel Xeon): the standard deviation of a configuration's median log(measured /
-# predicted) and of a variant's own error about it; half of the latter shared with similar
-# variants (a Matern kernel over the standardised features), half the variant's own.
+# Without a model: how the offline model errs within measured pools (learn/offline_errors,
+# fitted on the shipped ground truth's 15 whole pools, Intel Xeon; `hybridtune evaluate` prints
+# the same fit for any store), and the spread of a configuration's level about the prediction
+SHIPPED_ERRORS = OfflineErrors(slope=0.143, slope_spread=0.609, shared=1.19, length=80.6,
+                               own=0.0388, pools=15)
 OFFSET_SPREAD = 0.33
-VARIANT_SPREAD = 0.37
-SHARED = 0.5
-DEFAULT_LENGTH = 3.0
 # A trained model's covariance (its left-out errors and its own) is scaled by this: the shipped
 # ground truth's reliability table of hybrid's chances (jobs/bench_strategies.sh) is within about
 # 0.1 of the observed frequencies at 0.6 and over-forecasts by up to 0.4 at 1 (chosen in-sample)
@@ -139,12 +135,12 @@ def across_configurations(across: tuple, configurations) -> np.ndarray:
     return np.exp(-scaled.sum(axis=2))
 
 
-def prior_belief(fitted, variants, feature_rows, predicted_s, configurations=None
-                 ) -> tuple[Belief, str]:
+def prior_belief(fitted, variants, feature_rows, predicted_s, configurations=None,
+                 errors: OfflineErrors = SHIPPED_ERRORS) -> tuple[Belief, str]:
     """The belief before measuring the candidates (of one configuration, or with configurations,
     (n, threads) per candidate, of several of one method and IVP): a trained Gaussian process's
-    correction and covariance, else the offline model itself with the spreads it errs by
-    (OFFSET_SPREAD, VARIANT_SPREAD) and a default kernel over the variants' features."""
+    correction and covariance, else the offline model with the errors it makes on measured
+    pools (errors; offline_prior)."""
     log_predicted = np.log(np.asarray(predicted_s, float))
     if configurations is None:
         configurations = [(1, 1)] * len(log_predicted)
@@ -167,15 +163,33 @@ def prior_belief(fitted, variants, feature_rows, predicted_s, configurations=Non
              f"configuration, {fitted.variant_spread:.3f} of a variant's own (log time), "
              f"partly shared with similar variants{_across_note(across)}; scaled by "
              f"{TRAINED_SCALE} as calibrated on the shipped ground truth")
-    X = encoding_for(variants, feature_rows).matrix(variants, feature_rows)
-    similar = Matern(DEFAULT_LENGTH, nu=2.5)(StandardScaler().fit_transform(X))
-    same = np.asarray(variants)[:, None] == np.asarray(variants)[None, :]
-    cov = together * (OFFSET_SPREAD ** 2 + VARIANT_SPREAD ** 2 * (SHARED * similar
-                                                                  + (1 - SHARED) * same))
-    return Belief.of(log_predicted, np.zeros(len(X)), cov), \
-        (f"prior: no trained model for this hardware; the offline model itself with the errors "
-         f"it makes on measured pools: {OFFSET_SPREAD} common to a configuration, "
-         f"{VARIANT_SPREAD} of a variant's own (log time), half shared with similar variants")
+    mean, cov = offline_prior(variants, feature_rows, log_predicted, configurations, errors)
+    return Belief(mean, cov, {}), \
+        (f"prior: no trained model for this hardware; the offline model itself with the errors it "
+         f"makes on measured pools ({errors.pools}): its ranking held with slope {errors.slope:.2f} "
+         f"+- {errors.slope_spread:.2f}, a smooth error of {errors.shared:.2f} over the "
+         f"variants' features and {errors.own:.3f} of a variant's own (log time); the best "
+         "predicted variant of each skeleton measured before it may stop")
+
+
+def offline_prior(variants, feature_rows, log_predicted: np.ndarray, configurations,
+                  errors: OfflineErrors) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and covariance of log time where no model was trained for the hardware, each
+    configuration apart: its level about the mean predicted (OFFSET_SPREAD), the offline
+    ranking scaled by an uncertain slope, a smooth error over the features and a variant's own."""
+    mean = np.empty(len(log_predicted))
+    cov = np.zeros((len(mean), len(mean)))
+    keys = [tuple(c) for c in configurations]
+    for key in dict.fromkeys(keys):
+        mine = np.flatnonzero([k == key for k in keys])
+        c = centred(log_predicted[mine])
+        mean[mine] = log_predicted[mine].mean() + errors.slope * c
+        cov[np.ix_(mine, mine)] = (
+            OFFSET_SPREAD ** 2 + errors.slope_spread ** 2 * np.outer(c, c)
+            + errors.shared ** 2 * similarity([variants[i] for i in mine],
+                                               [feature_rows[i] for i in mine], errors.length)
+            + errors.own ** 2 * np.eye(len(mine)))
+    return mean, cov
 
 
 def _across_note(across: tuple) -> str:

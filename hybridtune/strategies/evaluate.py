@@ -17,6 +17,7 @@ from hybridtune.learn.table import CONFIG, Rows
 from hybridtune.strategies.noise import Noise, draws
 from hybridtune.strategies.tpe import optuna_module
 from hybridtune.learn.level import Levels, levels_of
+from hybridtune.learn.offline_errors import calibrated
 from hybridtune.learn.train import MIN_ROWS, configuration_keys, fit, pool_targets
 
 WHOLE_POOL = 0.95        # a configuration with ok measurements of this share of its pool
@@ -28,6 +29,7 @@ SPREAD = (10, 90)        # percentiles over noise seeds
 CAPPED = 12              # hybrid is replayed with this cap too (about preselect:5's mean count)
 CURVE = 64               # best-found curves over the first this many measurements
 OTHER_SIZES = "gp_other_sizes"  # the left-out IVP's other configurations measured
+NO_MODEL = "hybrid (no model)"  # hybrid on the offline model, its errors calibrated on the others
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,7 @@ class Evaluation:
     transfer: dict = field(default_factory=dict)     # what other configurations' times tell
     noise: dict = field(default_factory=dict)        # the noise replayed: source, spread, seeds
     reliability: dict = field(default_factory=dict)  # hybrid's stop chances against the outcomes
+    offline_errors: dict = field(default_factory=dict)  # the no-model prior's calibration
 
 
 def whole_pools(rows: Rows) -> list[replay.Pool]:
@@ -100,14 +103,14 @@ def _accuracy(test: pd.DataFrame, corrected: dict) -> dict:
     return out
 
 
-def _replays(pool: replay.Pool, hybrid_replays: list, best_variant: str, errors: list) -> dict:
+def _replays(pool: replay.Pool, hybrid_replays: dict, best_variant: str, errors: list) -> dict:
     """The strategies replayed on one pool whatever hybrid measured, once per noise seed (errors:
-    the pool's draws of each); the equal-cost ones follow."""
+    the pool's draws of each; hybrid_replays: hybrid's by name); the equal-cost ones follow."""
     return {"BestVariant": [replay.fixed_variant(pool, best_variant) for _ in errors],
             "RunAll": [replay.run(pool, Strategy("run_all"), e) for e in errors],
             "preselect:5": [replay.run(pool, Strategy("preselect", 5), e) for e in errors],
             "preselect:10": [replay.run(pool, Strategy("preselect", 10), e) for e in errors],
-            "hybrid": hybrid_replays}
+            **hybrid_replays}
 
 
 def _numbers(pool: replay.Pool, replays: list) -> dict:
@@ -180,6 +183,10 @@ def evaluate(rows: Rows, stop: float = HYBRID_STOP, max_rows: int = 2000,
     accuracy, per_config, first_pick = {}, [], {"hybrid": [], "offline_top1": [], "random": []}
     to_best: list = []
     decided: list = []
+    bare_decided: list = []
+    # without a model, hybrid's prior is calibrated on the other IVPs' whole pools (needs two)
+    bare = all(sum(p.key[1] != ivp for p in pools) >= 2 for ivp in ivps)
+    offline = {"all": calibrated([p.frame for p in pools]).as_dict()} if len(pools) >= 2 else {}
     predictions: list = []
     strategies: dict = {}
     notes = []
@@ -211,22 +218,30 @@ def evaluate(rows: Rows, stop: float = HYBRID_STOP, max_rows: int = 2000,
         best_variant = _best_variant(trained[[tuple(k) in whole for k in
                                               trained[list(CONFIG)].itertuples(index=False)]])
         mine = sorted((p for p in pools if p.key[1] == ivp), key=lambda p: p.key)
-        together: dict = {}
-        capped: dict = {}
+        hybrids: dict = {}
+        calibration_here = calibrated([p.frame for p in pools if p.key[1] != ivp]) if bare \
+            else None
+        if calibration_here is not None:
+            offline[ivp] = calibration_here.as_dict()
         for method in dict.fromkeys(p.key[0] for p in mine):
             group = [p for p in mine if p.key[0] == method]
             prior = replay.hybrid_prior(group, gp)
+            alone = replay.hybrid_prior(group, None, calibration_here) if bare else None
             for seed in range(seeds):
                 drawn = [errors[p.key][seed] for p in group]
-                found = replay.hybrid_together(group, gp, stop, errors=drawn, prior=prior)
-                cut = replay.hybrid_together(group, gp, stop, CAPPED, errors=drawn, prior=prior)
-                for pool, result, short in zip(group, found, cut):
-                    together.setdefault(pool.key, []).append(result)
-                    capped.setdefault(pool.key, []).append(short)
+                found = {"hybrid": replay.hybrid_together(group, gp, stop, errors=drawn,
+                                                           prior=prior),
+                         f"hybrid@{CAPPED}": replay.hybrid_together(
+                             group, gp, stop, CAPPED, errors=drawn, prior=prior)}
+                if bare:
+                    found[NO_MODEL] = replay.hybrid_together(group, None, stop, errors=drawn,
+                                                             prior=alone)
+                for name, results in found.items():
+                    for pool, result in zip(group, results):
+                        hybrids.setdefault(pool.key, {}).setdefault(name, []).append(result)
         for pool in mine:
-            hybrid_replays = together[pool.key]
-            replays = {**_replays(pool, hybrid_replays, best_variant, errors[pool.key]),
-                       f"hybrid@{CAPPED}": capped[pool.key]}
+            hybrid_replays = hybrids[pool.key]["hybrid"]
+            replays = _replays(pool, hybrids[pool.key], best_variant, errors[pool.key])
             numbers = {name: _numbers(pool, r) for name, r in replays.items()}
             per_config.append({"key": list(pool.key), "pool": len(pool.frame), **numbers})
             times = pool.times
@@ -240,6 +255,8 @@ def evaluate(rows: Rows, stop: float = HYBRID_STOP, max_rows: int = 2000,
                         for r in hybrid_replays]
             for r in hybrid_replays:
                 decided += calibration.outcomes(times, r.order, r.decisions)
+            for r in hybrids[pool.key].get(NO_MODEL, []):
+                bare_decided += calibration.outcomes(times, r.order, r.decisions)
             per_config[-1]["transfer"] = transfer.configuration_transfer(pool, pools, FIRST_WITHIN,
                                                                          LOSS_WITHIN)
     if not per_config:
@@ -281,7 +298,8 @@ def evaluate(rows: Rows, stop: float = HYBRID_STOP, max_rows: int = 2000,
                                             "seeds": 1})
     return Evaluation(strategies, accuracy, per_config, shares, _to_best(to_best), curves,
                       predictions, notes, transfer.summary([c["transfer"] for c in per_config]),
-                      described, calibration.reliability(decided))
+                      described, calibration.reliability(decided),
+                      {"fits": offline, "reliability": calibration.reliability(bare_decided)})
 
 
 def _to_best(counts: list) -> dict:

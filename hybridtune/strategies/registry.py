@@ -5,6 +5,7 @@ from __future__ import annotations
 from hybridtune.describe.strategy import STRATEGIES, Strategy
 from hybridtune.strategies import preselect, random_k, run_all, top_k
 from hybridtune.strategies.protocol import Candidates, Planned, Search
+from hybridtune.strategies.sample import Sampled, with_sample
 from hybridtune.strategies.tpe import TpeSearch
 
 PLANNED = {
@@ -22,7 +23,17 @@ assert set(PLANNED) | set(ADAPTIVE) | set(BELIEF) == set(STRATEGIES)
 
 def search_for(spec: Strategy, candidates: Candidates) -> Search:
     """The search a strategy (any but one over the store's belief) runs over these candidates."""
-    return {**PLANNED, **ADAPTIVE}[spec.name](candidates, spec)
+    return sampled({**PLANNED, **ADAPTIVE}[spec.name](candidates, spec), candidates, spec.sample)
+
+
+def sampled(search: Search, candidates: Candidates, share: float) -> Search:
+    """The search with `share` of its measurements on a space-filling sample: a planned one's
+    sample after its list, an adaptive one's taken as it goes (strategies/sample)."""
+    if not share:
+        return search
+    if isinstance(search, Planned):
+        return Planned(with_sample(candidates, search.order, share), search.why_ended)
+    return Sampled(search, candidates, share)
 
 
 def shortlist(spec: Strategy, predictions) -> list:

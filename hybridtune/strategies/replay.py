@@ -12,11 +12,12 @@ from hybridtune.describe.strategy import HYBRID_STOP, Strategy
 from hybridtune.errors import HybridtuneError
 from hybridtune.learn.encode import kernel_variants
 from hybridtune.learn import timing
-from hybridtune.learn.hybrid import Belief, prior_belief
+from hybridtune.learn.hybrid import SHIPPED_ERRORS, Belief, prior_belief
+from hybridtune.learn.offline_errors import OfflineErrors
 from hybridtune.learn.table import CONFIG, Rows
 from hybridtune.strategies.hybrid import HybridSearch, cover
 from hybridtune.strategies.protocol import Candidates, Search
-from hybridtune.strategies.registry import search_for
+from hybridtune.strategies.registry import sampled, search_for
 
 
 class Unmeasured(HybridtuneError):
@@ -57,6 +58,12 @@ def candidates(pool: Pool) -> tuple[Candidates, list[int]]:
         kernels = tuple(tuple(kernel_variants(variants[i], features[i])) for i in rows)
     return Candidates(tuple(variants[rows]), tuple(frame["predicted_s"].to_numpy(float)[rows]),
                       kernels), rows
+
+
+def in_rows(pool: Pool) -> Candidates:
+    """The pool's variants in its rows' order (a hybrid replay's positions)."""
+    frame = pool.frame
+    return Candidates(tuple(frame["variant"]), tuple(frame["predicted_s"].to_numpy(float)))
 
 
 def configuration_pools(rows: Rows) -> list[Pool]:
@@ -139,24 +146,26 @@ def hybrid(pool: Pool, fitted, stop: float = HYBRID_STOP,
     return hybrid_together([pool], fitted, stop, max_measurements)[0]
 
 
-def hybrid_prior(pools: list, fitted) -> tuple[Belief, str]:
-    """The belief over pools of one method and IVP before anything is measured, and its note."""
+def hybrid_prior(pools: list, fitted, offline: OfflineErrors = SHIPPED_ERRORS
+                 ) -> tuple[Belief, str]:
+    """The belief over pools of one method and IVP before anything is measured, and its note;
+    without a model (fitted None) the offline model with the errors `offline`."""
     frames = [pool.frame for pool in pools]
     configurations = [(pool.key[2], pool.key[3]) for pool, frame in zip(pools, frames)
                       for _ in range(len(frame))]
     return prior_belief(fitted, sum((f["variant"].tolist() for f in frames), []),
                         sum((f["features"].tolist() for f in frames), []),
                         np.concatenate([f["predicted_s"].to_numpy(float) for f in frames]),
-                        configurations)
+                        configurations, offline)
 
 
 def hybrid_together(pools: list, fitted, stop: float = HYBRID_STOP,
                     max_measurements: int | None = None, errors: list | None = None,
-                    prior: tuple | None = None) -> list[Replay]:
+                    prior: tuple | None = None, sample: float = 0.0) -> list[Replay]:
     """hybrid on pools of one method and IVP, one after the other as a run on one node measures
     them, with one belief: what a pool's measurements say of the same variants at the other
     sizes carries to the pools after it. errors: per pool its noise draws; prior: hybrid_prior's
-    result, where built once for several replays."""
+    result, where built once for several replays; sample: the share of a space-filling sample."""
     start_belief, note = prior or hybrid_prior(pools, fitted)
     belief = replace(start_belief, observed={})
     starts = np.cumsum([0] + [len(pool.frame) for pool in pools])
@@ -165,7 +174,8 @@ def hybrid_together(pools: list, fitted, stop: float = HYBRID_STOP,
         size = len(pool.frame)
         covered = () if fitted is not None else cover(pool.frame["variant"].tolist(),
                                                       pool.frame["predicted_s"].tolist())
-        search = HybridSearch(belief, size, stop, max_measurements or size, int(start), covered)
+        search = sampled(HybridSearch(belief, size, stop, max_measurements or size, int(start),
+                                      covered), in_rows(pool), sample)
         out.append(replace(drive(pool, search, list(range(size)),
                                  None if errors is None else errors[index]), note=note))
     return out

@@ -96,7 +96,11 @@ def test_evaluate_json_scores_every_strategy(capsys, copy):
     strategies = result["strategies"]
     k = round(strategies["hybrid"]["measured_mean"])
     assert set(strategies) == {"BestVariant", "RunAll", "preselect:5", "preselect:10", "hybrid",
-                               "hybrid@12", f"top_k:{k}", f"random:{k}"}
+                               "hybrid@12", "hybrid (no model)", f"top_k:{k}", f"random:{k}"}
+    fits = result["offline_errors"]["fits"]
+    # the no-model prior of each left-out IVP is calibrated without it
+    assert set(fits) == {"all", "Cusp", "InverterChain", "Medakzo", "Wave1D"}
+    assert fits["all"]["pools"] == 8 and fits["Cusp"]["pools"] == 6
     for name, summary in strategies.items():
         for key in ("measured_mean", "loss_pct_max", "loss_pct_mean", "overhead_pct_mean",
                     "frac_loss_le_3pct", "score"):
@@ -113,7 +117,9 @@ def test_evaluate_json_scores_every_strategy(capsys, copy):
     assert text.startswith("strategies on 8 whole-pool configurations")
     # the fixture holds one pass: its noise is borrowed, and the output says so
     assert "noise: borrowed: the shipped ground truth's spread of 0.068" in text
-    assert "hybrid's chance of the event (an unmeasured variant more than 3% faster" in text
+    assert "hybrid: its chance of the event (an unmeasured variant more than 3% faster" in text
+    assert "hybrid (no model), its prior calibrated on the other IVPs: its chance" in text
+    assert "the offline model's errors within" in text
     assert "Brier score" in text
     assert "the store holds 0 pairs of passes" in text and "mean over 3 seeds" in text
     assert "left-out IVP accuracy" in text and "first variant measured within 5%" in text

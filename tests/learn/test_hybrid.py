@@ -13,7 +13,7 @@ from sklearn.gaussian_process.kernels import ConstantKernel, Matern
 from hybridtune.strategies import replay
 from hybridtune.strategies.evaluate import whole_pools
 from hybridtune.describe.strategy import HYBRID_STOP
-from hybridtune.learn.hybrid import (OFFSET_SPREAD, VARIANT_SPREAD, Belief,
+from hybridtune.learn.hybrid import (OFFSET_SPREAD, SHIPPED_ERRORS, Belief,
                                      across_configurations, prior_belief)
 from hybridtune.learn import timing
 from hybridtune.learn.timing import TIMING_SPREAD
@@ -102,14 +102,31 @@ def test_prior_belief_without_a_model_is_the_offline_model_with_its_measured_err
     frame = _pool(fixture_rows, ("radauIIA7", "Cusp", 6000, 1)).frame
     belief, note = prior_belief(None, frame["variant"].tolist(), frame["features"].tolist(),
                                 frame["predicted_s"])
-    assert "offline model itself" in note and f"{OFFSET_SPREAD} common to a configuration" in note
+    assert "offline model itself" in note and f"slope {SHIPPED_ERRORS.slope:.2f}" in note
     mean, std = belief.posterior()
-    np.testing.assert_allclose(mean, np.log(frame["predicted_s"].to_numpy(float)))
-    np.testing.assert_allclose(std, math.hypot(OFFSET_SPREAD, VARIANT_SPREAD))
-    # one measurement tells the configuration's common error, not every variant's own
-    belief.observe(0, mean[0] + 0.5)
-    after, spread = belief.posterior()
-    assert np.all(spread[1:] > VARIANT_SPREAD * 0.7)
+    lp = np.log(frame["predicted_s"].to_numpy(float))
+    c = lp - lp.mean()
+    np.testing.assert_allclose(mean, lp.mean() + SHIPPED_ERRORS.slope * c)
+    e = SHIPPED_ERRORS
+    np.testing.assert_allclose(std, np.sqrt(OFFSET_SPREAD ** 2 + (e.slope_spread * c) ** 2
+                                            + e.shared ** 2 + e.own ** 2))
+
+
+def test_without_a_model_an_inverted_ranking_is_learnt_from_a_few_measurements(fixture_rows):
+    """Where the offline ranking is upside down (measured slope -1), four measurements turn the
+    belief about the other variants upside down too."""
+    frame = _pool(fixture_rows, ("radauIIA7", "Cusp", 6000, 1)).frame
+    belief, _ = prior_belief(None, frame["variant"].tolist(), frame["features"].tolist(),
+                             frame["predicted_s"])
+    lp = np.log(frame["predicted_s"].to_numpy(float))
+    before, _ = belief.posterior()
+    ends = list(np.argsort(lp)[:2]) + list(np.argsort(lp)[-2:])
+    for i in ends:
+        belief.observe(int(i), float(2 * lp.mean() - lp[i]))
+    after, _ = belief.posterior()
+    rest = np.setdiff1d(np.arange(len(lp)), ends)
+    assert np.corrcoef(before[rest], lp[rest])[0, 1] > 0.9
+    assert np.corrcoef(after[rest], lp[rest])[0, 1] < -0.5
 
 
 @pytest.fixture(scope="module")

@@ -30,7 +30,7 @@ def test_every_strategy_is_replayed_on_every_whole_pool(evaluation):
     strategies = evaluation.strategies
     k = round(strategies["hybrid"]["measured_mean"])
     assert list(strategies) == ["BestVariant", "RunAll", "preselect:5", "preselect:10", "hybrid",
-                                "hybrid@12", f"top_k:{k}", f"random:{k}"]
+                                "hybrid@12", "hybrid (no model)", f"top_k:{k}", f"random:{k}"]
     assert strategies["hybrid@12"]["measured_mean"] <= min(12, strategies["hybrid"]["measured_mean"])
     for name, summary in strategies.items():
         assert set(summary) == SUMMARY, name
