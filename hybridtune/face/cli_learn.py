@@ -11,6 +11,7 @@ from hybridtune.describe.strategy import HYBRID_STOP
 from hybridtune.errors import RequestError
 
 NOISE_SEEDS = 20        # evaluate: noise draws every strategy is replayed under
+SHARE_SEEDS = 3         # and the sample-share replays (each share trains its own models)
 
 
 def add_arguments(sub) -> None:
@@ -36,6 +37,9 @@ def add_arguments(sub) -> None:
     evaluate.add_argument("--noise-seeds", type=int, default=NOISE_SEEDS, metavar="S",
                           help="replay every strategy under S draws of the measured run-to-run "
                                f"noise (default {NOISE_SEEDS}; 0: the stored times as they are)")
+    evaluate.add_argument("--sample-shares", metavar="S,S,...", help="also: what a space-"
+                          "filling share S of the training runs' measurements (preselect:5+"
+                          "sample:S) buys in model accuracy and in hybrid's later runs")
     evaluate.add_argument("--json", action="store_true")
 
 
@@ -222,6 +226,7 @@ def cmd_evaluate(args) -> int:
                            "stops below, above 0")
     if args.noise_seeds < 0:
         raise RequestError(f"--noise-seeds {args.noise_seeds}: expected 0 (no noise) or more")
+    shares = _shares(args.sample_shares)
     from hybridtune.learn.table import joined_rows
     frames = read_frames(args.db, ("variant_predictions", "measurements", "runs"))
     rows = joined_rows(frames["variant_predictions"], frames["measurements"])
@@ -229,6 +234,10 @@ def cmd_evaluate(args) -> int:
     from hybridtune.strategies.noise import measured
     noise = measured(frames["measurements"]) if args.noise_seeds else None
     result = evaluate(rows, args.stop, with_tpe=args.tpe, noise=noise, seeds=args.noise_seeds)
+    valued = []
+    if shares:
+        from hybridtune.strategies.teaching import share_value
+        valued = share_value(rows, shares, noise, min(args.noise_seeds, SHARE_SEEDS), args.stop)
     if args.json:
         print(json.dumps({"strategies": result.strategies, "accuracy": result.accuracy,
                           "noise": result.noise,
@@ -238,11 +247,40 @@ def cmd_evaluate(args) -> int:
                           "offline_errors": result.offline_errors,
                           "transfer": result.transfer,
                           "configurations": result.configurations, "curves": result.curves,
-                          "offline_by_regime": regimes, "notes": result.notes},
+                          "offline_by_regime": regimes, "sample_shares": valued,
+                          "notes": result.notes},
                          indent=1))
         return 0
-    print("\n".join(evaluation_lines(result) + regime_lines(regimes)))
+    print("\n".join(evaluation_lines(result) + regime_lines(regimes) + share_lines(valued)))
     return 0
+
+
+def _shares(text: str | None) -> list[float]:
+    if text is None:
+        return []
+    try:
+        shares = [float(part) for part in text.split(",")]
+    except ValueError:
+        shares = []
+    if not shares or not all(0 <= s < 1 for s in shares):
+        raise RequestError(f"--sample-shares {text}: expected shares 0 <= S < 1 separated by "
+                           "commas, such as 0,0.25,0.5")
+    return shares
+
+
+def share_lines(valued: list) -> list[str]:
+    """What each space-filling share of the training runs buys, as text."""
+    if not valued:
+        return []
+    lines = ["a space-filling share of the training runs' measurements (each IVP left out; its "
+             "model trained only on what the runs measured of the others):",
+             f"  {'training runs':<24} {'measured':>8} {'rel.err':>7} {'tau':>5}   then hybrid: "
+             "measured, loss mean, loss<=3%"]
+    lines += [f"  {v['strategy']:<24} {v['training_measured_per_configuration']:8.1f} "
+              f"{v['median_rel_error']:7.3f} {v['kendall_tau']:5.2f}   "
+              f"{v['hybrid_measured_mean']:.1f}, {v['hybrid_loss_pct_mean']:.2f}%, "
+              f"{100 * v['hybrid_frac_loss_le_3pct']:.0f}%" for v in valued]
+    return lines
 
 
 def reliability_lines(table: dict, who: str = "hybrid") -> list[str]:

@@ -87,7 +87,7 @@ def _best_variant(train: pd.DataFrame) -> str:
     return str(ratios.loc[common].idxmin())
 
 
-def _accuracy(test: pd.DataFrame, corrected: dict) -> dict:
+def accuracy_of(test: pd.DataFrame, corrected: dict) -> dict:
     """Median relative error and mean Kendall tau over configurations, per predictor."""
     measured = test["median_s"].to_numpy(float)
     out = {}
@@ -207,7 +207,7 @@ def evaluate(rows: Rows, stop: float = HYBRID_STOP, max_rows: int = 2000,
                      "gp": predicted * np.exp(gp_mean),
                      OTHER_SIZES: predicted * np.exp(_with_other_sizes(gp, test))}
         accuracy[ivp] = {"rows": len(test), "training_rows": len(gp.row_ids),
-                         **_accuracy(test, corrected)}
+                         **accuracy_of(test, corrected)}
         for position, row in enumerate(test[["method", "ivp", "n", "threads", "variant",
                                              "median_s"]].to_dict("records")):
             predictions.append({**row, **{name: float(values[position])

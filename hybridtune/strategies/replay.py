@@ -140,10 +140,10 @@ def fixed_variant(pool: Pool, variant: str) -> Replay:
 
 
 def hybrid(pool: Pool, fitted, stop: float = HYBRID_STOP,
-           max_measurements: int | None = None) -> Replay:
+           max_measurements: int | None = None, sample: float = 0.0) -> Replay:
     """Expected improvement on the belief, conditioned on each measurement, until fewer than
     `stop` unmeasured variants are expected to beat the best held (strategies/hybrid)."""
-    return hybrid_together([pool], fitted, stop, max_measurements)[0]
+    return hybrid_together([pool], fitted, stop, max_measurements, sample=sample)[0]
 
 
 def hybrid_prior(pools: list, fitted, offline: OfflineErrors = SHIPPED_ERRORS

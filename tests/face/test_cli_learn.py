@@ -185,6 +185,26 @@ def test_train_refuses_too_few_measurements(capsys, tmp_path, fixture_frames):
     _refused(capsys, few, "train", "--db", str(few), says="needs at least 20")
 
 
+@pytest.mark.slow
+def test_evaluate_shows_what_a_space_filling_share_of_the_training_runs_buys(capsys, copy):
+    code, out, err = run(capsys, "evaluate", "--db", str(copy), "--json", "--noise-seeds", "1",
+                         "--sample-shares", "0,0.5")
+    assert code == 0, err
+    none, half = json.loads(out)["sample_shares"]
+    assert (none["strategy"], half["strategy"]) == ("preselect:5", "preselect:5+sample:0.5")
+    # a share of one half doubles what the training runs measure (rounded up per configuration)
+    assert half["training_measured_per_configuration"] >= \
+        2 * none["training_measured_per_configuration"]
+    for entry in (none, half):
+        assert entry["ivps"] >= 1 and 0 <= entry["median_rel_error"] < 10
+        assert -1 <= entry["kendall_tau"] <= 1 and entry["hybrid_measured_mean"] >= 1
+    code, text, err = run(capsys, "evaluate", "--db", str(copy), "--noise-seeds", "0",
+                          "--sample-shares", "0.25")
+    assert code == 0, err
+    assert "a space-filling share of the training runs' measurements" in text
+    assert "preselect:5+sample:0.25" in text
+
+
 def test_bad_options_are_refused_before_reading(capsys, copy):
     _refused(capsys, copy, "train", "--db", str(copy), "--max-rows", "0",
              says="--max-rows 0: expected a count >= 20")
@@ -192,6 +212,8 @@ def test_bad_options_are_refused_before_reading(capsys, copy):
              says="--noise-seeds -1: expected 0 (no noise) or more")
     _refused(capsys, copy, "evaluate", "--db", str(copy), "--stop", "0",
              says="--stop 0: expected the number of faster variants hybrid stops below")
+    _refused(capsys, copy, "evaluate", "--db", str(copy), "--sample-shares", "0,1",
+             says="--sample-shares 0,1: expected shares 0 <= S < 1")
 
 
 def test_evaluate_refuses_a_store_of_one_ivp(capsys, tmp_path, fixture_frames):

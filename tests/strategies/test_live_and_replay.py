@@ -14,7 +14,8 @@ from hybridtune.strategies import replay
 from tune_support import BIN, TUNE_SCENARIO, predicted_store, run  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.slow
-SPELLINGS = ["top_k:4", "preselect:3", "random:4:3", "tpe:5:1", "run_all", "hybrid"]
+SPELLINGS = ["top_k:4", "preselect:3", "random:4:3", "tpe:5:1", "run_all", "hybrid",
+             "top_k:3+sample:0.5", "hybrid+sample:0.3"]
 
 
 def rows_of(store):
@@ -40,9 +41,10 @@ def live(predicted_store, tmp_path_factory):    # noqa: F811
 
 
 def replayed(pool, spelling):
-    if spelling == "hybrid":        # the store holds no model: the prior is the offline model's
-        return replay.hybrid(pool, None)
-    return replay.run(pool, parse_strategy(spelling))
+    spec = parse_strategy(spelling)
+    if spec.name == "hybrid":       # the store holds no model: the prior is the offline model's
+        return replay.hybrid(pool, None, spec.stop, sample=spec.sample)
+    return replay.run(pool, spec)
 
 
 @pytest.mark.parametrize("spelling", SPELLINGS)
@@ -53,8 +55,8 @@ def test_the_replay_measures_and_chooses_what_the_live_run_did(live, spelling):
     [pool] = replay.configuration_pools(rows)
     again = replayed(pool, spelling)
     assert [pool.frame["variant"].iloc[i] for i in again.order] == list(alone["id"])
-    assert len(again.order) == {"top_k:4": 4, "random:4:3": 4, "tpe:5:1": 5, "run_all": 32}.get(
-        spelling, len(again.order))
+    assert len(again.order) == {"top_k:4": 4, "random:4:3": 4, "tpe:5:1": 5, "run_all": 32,
+                                "top_k:3+sample:0.5": 6}.get(spelling, len(again.order))
     assert pool.frame["variant"].iloc[again.chosen] == chosen
     # the contenders the replay re-times are the ones the live run re-timed
     retimed = measurements[measurements["timing"] == "interleaved"]["id"]
