@@ -1,0 +1,150 @@
+"""Hybrid live on a host with no model for its hardware, judged against strong variants re-timed in alternating rounds.
+
+Per IVP of the default scenario at one size and one thread:
+1. `tune --strategy hybrid` on a fresh store (no model for this hardware: the offline model with
+   its calibrated errors is the prior): the variant chosen, how many were measured, the cover (the
+   best predicted variant of each skeleton) and whether all of it was measured;
+2. `tune --strategy random:K:SEED` on another fresh store: an independent sample of the pool;
+3. the strong variants: hybrid's FROM_EACH fastest first timings and the sample's FROM_EACH
+   fastest, hybrid's choice among them;
+4. `measure` of the strong variants in ROUNDS rounds, every other round in reverse order;
+5. per variant the geometric mean of its rounds; the reference is the mean of the three fastest;
+   hybrid's choice is within TARGET of it, or not.
+Writes data/bench/hybrid_host.json with the host's CPU named; prints one line per IVP.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+DEFAULT = ROOT / "scenarios" / "default.yaml"
+FROM_EACH = 5
+ROUNDS = 3
+TARGET = 0.05
+
+
+def run(command: list[str]) -> str:
+    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
+    if done.returncode not in (0, 3):
+        raise SystemExit(f"{' '.join(command)} failed ({done.returncode}): {done.stderr[-3000:]}")
+    return done.stdout
+
+
+def cpu_name() -> str:
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return platform.processor() or "unknown"
+
+
+def first_timings(store: Path) -> dict:
+    """id -> its first timing (s/step), of the ok ones in the store."""
+    sys.path.insert(0, str(ROOT))
+    from hybridtune.store import Store
+    with Store.open(store, "r") as opened:
+        frame = opened.frame("measurements")
+    frame = frame[(frame["status"] == "ok") & (frame["timing"] == "alone")]
+    return dict(zip(frame["id"], frame["median_s"].astype(float)))
+
+
+def tune(scenario: Path, store: Path, strategy: str, args) -> tuple[dict, list]:
+    """The one configuration's record of a tune run and the run's notes."""
+    found = json.loads(run([
+        str(BIN / "hybridtune"), "tune", str(scenario), "--db", str(store), "-n", str(args.n),
+        "--threads", "1", "--strategy", strategy, "--budget", str(args.budget), "--head", "0",
+        "--json"]))
+    [configuration] = found["configurations"]
+    return configuration, found.get("notes", [])
+
+
+def cover(shortlisted: list[str]) -> list[str]:
+    """The first of each skeleton in the offline order: its best predicted variant."""
+    return list({i.split("_", 1)[0]: i for i in reversed(shortlisted)}.values())
+
+
+def rounds(scenario: Path, store: Path, ids: list[str], args) -> dict:
+    """id -> its timings, one per round, the order reversed every other round."""
+    out: dict = {i: [] for i in ids}
+    for k in range(ROUNDS):
+        order = ids if k % 2 == 0 else ids[::-1]
+        command = [str(BIN / "hybridtune"), "measure", str(scenario), "--db", str(store), "-n",
+                   str(args.n), "--threads", "1", "--budget", str(args.budget), "--json"]
+        for i in order:
+            command += ["--variant", i]
+        for result in json.loads(run(command)):
+            if result["status"] == "ok":
+                out[result["id"]].append(float(result["median_s"]))
+    return out
+
+
+def check(ivp: str, work: Path, args) -> dict:
+    scenario = work / f"{ivp}.yaml"
+    scenario.write_text("\n".join(
+        f"ivps: [{ivp}]" if line.startswith("ivps:") else line
+        for line in DEFAULT.read_text().splitlines()) + "\n")
+    start = time.monotonic()
+    hybrid, notes = tune(scenario, work / f"{ivp}-hybrid.h5", "hybrid", args)
+    t_hybrid = time.monotonic() - start
+    tune(scenario, work / f"{ivp}-random.h5", f"random:{args.sample}:{args.seed}", args)
+    mine = first_timings(work / f"{ivp}-hybrid.h5")
+    theirs = first_timings(work / f"{ivp}-random.h5")
+    chosen = hybrid["chosen"]["id"]
+    strong = list(dict.fromkeys([chosen] + sorted(mine, key=mine.get)[:FROM_EACH]
+                                + sorted(theirs, key=theirs.get)[:FROM_EACH]))
+    timed = rounds(scenario, work / f"{ivp}-rounds.h5", strong, args)
+    means = {i: math.exp(sum(map(math.log, t)) / len(t)) for i, t in timed.items() if t}
+    fastest = sorted(means, key=means.get)[:3]
+    reference = sum(means[i] for i in fastest) / len(fastest)
+    loss = means[chosen] / reference - 1 if chosen in means else math.nan
+    covered = cover(hybrid["shortlisted"])
+    return {"ivp": ivp, "n": args.n, "chosen": chosen, "measured": len(mine),
+            "hybrid_seconds": round(t_hybrid, 1), "ended_by": hybrid.get("ended_by", ""),
+            "prior": " ".join(notes), "cover": len(covered),
+            "cover_measured": all(i in mine for i in covered),
+            "sample_measured": len(theirs), "strong": len(strong),
+            "rounds": {i: timed[i] for i in strong}, "three_fastest": fastest,
+            "reference_s": reference, "chosen_s": means.get(chosen),
+            "chosen_vs_reference": loss, "within_target": bool(loss <= TARGET)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ivp", action="append", help="IVPs (default: the default scenario's)")
+    parser.add_argument("-n", type=int, default=6000)
+    parser.add_argument("--budget", type=float, default=0.3)
+    parser.add_argument("--sample", type=int, default=48)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--out", default=str(ROOT / "data" / "bench" / "hybrid_host.json"))
+    args = parser.parse_args()
+    ivps = args.ivp or ["Cusp", "InverterChain", "Medakzo", "Wave1D"]
+    results = []
+    with tempfile.TemporaryDirectory() as work:
+        for ivp in ivps:
+            found = check(ivp, Path(work), args)
+            results.append(found)
+            print(f"{ivp} n={args.n}: hybrid measured {found['measured']}, chose {found['chosen']}"
+                  f" at {100 * found['chosen_vs_reference']:+.1f}% against the mean of the three "
+                  f"fastest of {found['strong']} strong variants re-timed in {ROUNDS} rounds "
+                  f"({'within' if found['within_target'] else 'NOT within'} "
+                  f"{100 * TARGET:.0f}%); its cover of {found['cover']} "
+                  f"{'measured' if found['cover_measured'] else 'NOT measured'}; stopped: "
+                  f"{found['ended_by']}", flush=True)
+    Path(args.out).write_text(json.dumps({
+        "host": cpu_name(), "cores": len(__import__("os").sched_getaffinity(0)),
+        "command": "jobs/check_hybrid_host.sh " + " ".join(sys.argv[1:]), "rounds": ROUNDS,
+        "target": TARGET, "results": results}, indent=1) + "\n")
+    print(f"written {args.out}")
+
+
+if __name__ == "__main__":
+    main()
