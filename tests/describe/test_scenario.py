@@ -99,7 +99,8 @@ def test_library_scenarios_all_load():
     ("preselect:10", "preselect", 10.0, 0, 0), ("top_k:8", "top_k", 5.0, 8, 0),
     ("run_all", "run_all", 5.0, 0, 0), ("random:12", "random", 5.0, 12, 0),
     ("random:12:7", "random", 5.0, 12, 7), ("tpe:9", "tpe", 5.0, 9, 0),
-    ("tpe:9:4", "tpe", 5.0, 9, 4)])
+    ("tpe:9:4", "tpe", 5.0, 9, 4), ("top_k:3+sample:0.25", "top_k", 5.0, 3, 0),
+    ("hybrid:0.3 + sample:0.1", "hybrid", 5.0, 0, 0)])
 def test_strategy_spellings_parse_and_spell_back(text, name, percent, k, seed):
     from hybridtune.describe.strategy import parse_strategy
     strategy = parse_strategy(text)
@@ -111,7 +112,9 @@ def test_strategy_spellings_parse_and_spell_back(text, name, percent, k, seed):
 @pytest.mark.parametrize("text, expected", [
     ("preselect", "a strategy"), ("preselect:-1", "between 0 and 1000"), ("top_k:0", ">= 1"),
     ("random:3:x", "SEED"), ("run_all:2", "a strategy"), ("best", "a strategy"),
-    ("tpe:0", "tpe:K with K"), ("tpe", "a strategy")])
+    ("tpe:0", "tpe:K with K"), ("tpe", "a strategy"), ("top_k:3+sample:1", "0 <= S < 1"),
+    ("hybrid+share:0.2", r"\+sample:S"), ("preselect:5+sample", r"\+sample:S"),
+    ("bogus+sample:0.2", "a strategy")])
 def test_bad_strategy_spellings_say_what_was_expected(text, expected):
     from hybridtune.describe.strategy import parse_strategy
     with pytest.raises(ValueError, match=expected):
@@ -122,6 +125,9 @@ def test_a_scenario_spells_its_strategy_as_the_command_line_does(write, default_
     path = write("s.scenario.yaml", (Path(default_scenario.path).read_text()
                                       .replace("strategy: preselect:5", "strategy: random:4:2")))
     assert load(path, "scenario").strategy.spelling == "random:4:2"
+    sampled = write("u.scenario.yaml", (Path(default_scenario.path).read_text().replace(
+        "strategy: preselect:5", "strategy: {name: preselect, sample: 0.2}")))
+    assert load(sampled, "scenario").strategy.spelling == "preselect:5+sample:0.2"
     bad = write("t.scenario.yaml", (Path(default_scenario.path).read_text()
                                      .replace("strategy: preselect:5", "strategy: top_k:none")))
     with pytest.raises(DescriptionError, match="top_k:K"):
