@@ -14,7 +14,7 @@ from hybridtune.describe.looplang import loops_and_directives
 from hybridtune.describe.machine import Machine
 from hybridtune.describe.skeleton import Skeleton, kernel_call
 from hybridtune.describe.source import Node, Source
-from hybridtune.describe.strategy import STRATEGIES, Strategy, parse_strategy
+from hybridtune.describe.strategy import DEFAULT_SAMPLE, STRATEGIES, Strategy, parse_strategy
 from hybridtune.errors import DescriptionError
 
 PREDICTION_MODELS = ("ECM", "Roofline")
@@ -95,7 +95,7 @@ def _sizes(node: Node, ivps: tuple) -> Sizes:
 
 def _strategy(node: Node | None) -> Strategy:
     if node is None:
-        return Strategy()
+        return Strategy(sample=DEFAULT_SAMPLE)
     if isinstance(node.value, str):
         try:
             return parse_strategy(node.value)
