@@ -70,7 +70,9 @@ def searches(plans: list, store, machine_sha256: str, hardware_id: str, stop: fl
         latest[["method", "ivp", "n", "threads", "variant"]].itertuples(index=False),
         latest["features"])}
     found, note = {}, ""
-    for group in together(plans):
+    # without a model an IVP's configurations are independent: a belief each is the same, smaller
+    groups = together(plans) if fitted is not None else [[i] for i in range(len(plans))]
+    for group in groups:
         ids, rows, predicted, configurations = [], [], [], []
         for index in group:
             c = plans[index].configuration

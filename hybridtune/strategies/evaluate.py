@@ -226,7 +226,9 @@ def evaluate(rows: Rows, stop: float = HYBRID_STOP, max_rows: int = 2000,
         for method in dict.fromkeys(p.key[0] for p in mine):
             group = [p for p in mine if p.key[0] == method]
             prior = replay.hybrid_prior(group, gp)
-            alone = replay.hybrid_prior(group, None, calibration_here) if bare else None
+            # without a model the configurations are independent: a belief each
+            alone = [replay.hybrid_prior([p], None, calibration_here) for p in group] \
+                if bare else []
             for seed in range(seeds):
                 drawn = [errors[p.key][seed] for p in group]
                 found = {"hybrid": replay.hybrid_together(group, gp, stop, errors=drawn,
@@ -234,8 +236,9 @@ def evaluate(rows: Rows, stop: float = HYBRID_STOP, max_rows: int = 2000,
                          f"hybrid@{CAPPED}": replay.hybrid_together(
                              group, gp, stop, CAPPED, errors=drawn, prior=prior)}
                 if bare:
-                    found[NO_MODEL] = replay.hybrid_together(group, None, stop, errors=drawn,
-                                                             prior=alone)
+                    found[NO_MODEL] = [
+                        replay.hybrid_together([p], None, stop, errors=[e], prior=a)[0]
+                        for p, e, a in zip(group, drawn, alone)]
                 for name, results in found.items():
                     for pool, result in zip(group, results):
                         hybrids.setdefault(pool.key, {}).setdefault(name, []).append(result)
