@@ -149,9 +149,6 @@ class Sampled(Search):
         return min(len(self.distance), sample_size(self.inner.most(), self.share)
                    + self.inner.most())
 
-    def remaining(self) -> list[int]:
-        return []
-
     def end(self, why: str) -> None:
         self.stopped = why
         self.inner.end(why)
