@@ -1,8 +1,8 @@
 """Benchmark of the learned correction and the strategies on the ground truth, without measuring.
 
 (a) `hybridtune evaluate --tpe --json --noise-seeds 20` on the ground-truth store: BestVariant,
-    RunAll, preselect:5, preselect:10, top_k:K, random:K and TPE (K = hybrid's mean count), hybrid
-    and hybrid capped at 12 replayed on every whole-pool configuration under 20 draws of the
+    RunAll, preselect:5, preselect:10, top_k:K, random:K and TPE (K = hybrid's mean count), hybrid,
+    hybrid capped at 12 and hybrid without a model replayed on every whole-pool configuration under 20 draws of the
     measured run-to-run noise, models trained with each IVP left out and scored on it; the targets
     are checked and written beside the numbers, with hybrid's reliability table.
 (b) The wall time of `hybridtune train` on a copy of the store and of `hybridtune predict --corrected`
@@ -61,13 +61,13 @@ def targets(result: dict) -> dict:
 def summary_lines(result: dict) -> list[str]:
     """The strategy table and the reliability table of the evaluation, as text."""
     lines = [f"noise: {result['noise']['source']} ({result['noise']['seeds']} seeds)",
-             f"{'strategy':<14} {'|L|':>6} {'loss max':>9} {'loss mean':>10} {'<=3%':>5} {'score':>6}"
+             f"{'strategy':<17} {'|L|':>6} {'loss max':>9} {'loss mean':>10} {'<=3%':>5} {'score':>6}"
              "  10th-90th over seeds: loss mean, score"]
     for name, s in result["strategies"].items():
         spread = s.get("over_seeds", {})
         low_high = (f"  [{spread['loss_pct_mean'][0]:.2f}, {spread['loss_pct_mean'][1]:.2f}]%, "
                     f"[{spread['score'][0]:.2f}, {spread['score'][1]:.2f}]" if spread else "")
-        lines.append(f"{name:<14} {s['measured_mean']:6.1f} {s['loss_pct_max']:8.1f}% "
+        lines.append(f"{name:<17} {s['measured_mean']:6.1f} {s['loss_pct_max']:8.1f}% "
                      f"{s['loss_pct_mean']:9.2f}% {100 * s['frac_loss_le_3pct']:4.0f}% "
                      f"{s['score']:6.2f}{low_high}")
     table = result["reliability"]
