@@ -255,8 +255,10 @@ def _dry_run(request, args, launch) -> int:
     print(f"  kerncraft analyses: {offline.missing} (about {analyses_s:.0f} s with {workers} "
           f"workers); {offline.barrier_note}")
     if offline.missing:
-        bound = {"top_k": request.strategy.k, "random": request.strategy.k,
-                 "tpe": request.strategy.k}
+        from hybridtune.strategies.sample import sample_size
+        spec = request.strategy
+        bound = {name: spec.k + sample_size(spec.k, spec.sample)
+                 for name in ("top_k", "random", "tpe")}
         most = 0
         for ranking in offline.rankings:
             config = ranking.configuration

@@ -192,3 +192,18 @@ def test_resume_keys_a_changed_build_or_code_is_measured_again_another_node_is_r
     [plan] = plan_configurations(retry, rankings, crashed, hardware)
     assert len(plan.reused) == 6, "a crash is final for that code"
     assert rows
+
+
+def test_a_dry_run_counts_a_space_filling_sample_and_writes_nothing(tune_store, tmp_path):
+    spelling = "top_k:6+sample:0.25"      # 6 and ceil(6 * 0.25 / 0.75) = 2 sample variants
+    fresh = tmp_path / "none.h5"
+    done = run([str(BIN / "hybridtune"), "tune", TUNE_SCENARIO, "--db", str(fresh), "--strategy",
+                spelling, "--dry-run"])
+    assert done.returncode == 0, done.stderr
+    assert f"{spelling} measures at most 8 of 32" in done.stdout and not fresh.exists()
+    before = tune_store.read_bytes()
+    done = run([str(BIN / "hybridtune"), "tune", TUNE_SCENARIO, "--db", str(tune_store),
+                "--strategy", spelling, "--dry-run"])
+    assert done.returncode == 0, done.stderr
+    assert f"8 shortlisted ({spelling}): 0 in the store, 8 to measure" in done.stdout
+    assert tune_store.read_bytes() == before
