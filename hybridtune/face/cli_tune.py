@@ -282,7 +282,7 @@ def _dry_run(request, args, launch) -> int:
     for plan in plans:
         config = plan.configuration
         print(f"  {config.method.name} {config.ivp.name} n={config.n} threads={config.threads}: "
-              f"{len(plan.shortlisted)} shortlisted ({request.strategy.spelling}): "
+              f"{plan.shortlist_words} ({request.strategy.spelling}): "
               f"{len(plan.reused)} in the store, {len(plan.tasks)} to measure")
     measurements = sum(len(plan.tasks) for plan in plans)
     build_s = len(builds) * SECONDS_PER_BUILD / (workers * nodes)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import time
 from concurrent.futures import FIRST_COMPLETED, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from hybridtune.describe.configuration import Configuration
 from hybridtune.describe.scenario import Scenario
@@ -57,6 +57,13 @@ class Plan:
     all_tasks: dict                 # variant id -> MeasureTask, for every shortlisted variant
     candidates: Candidates = None   # the shortlist as its search sees it
     retimed: dict = field(default_factory=dict)     # id -> the store's latest re-timing round
+    sampled: int = 0                # of the shortlist, a planned strategy's space-filling sample
+
+    @property
+    def shortlist_words(self) -> str:
+        """How many are shortlisted, the sample among them named."""
+        return f"{len(self.shortlisted)} shortlisted" + (
+            f" ({self.sampled} of them a space-filling sample)" if self.sampled else "")
 
 
 @dataclass(frozen=True)
@@ -156,6 +163,8 @@ def plan_configurations(request: TuneRequest, rankings, stored: dict, hardware_i
         config = ranking.configuration
         predictions = list(ranking.predictions)
         picked = in_shard(shortlist(request.strategy, predictions), request.shard)
+        own = {p.id for p in shortlist(replace(request.strategy, sample=0.0), predictions)} \
+            if request.strategy.name in PLANNED else {p.id for p in picked}
         pool = pools[config.method.name]
         tasks = plan_tasks(request.scenario, config, [pool[p.id] for p in picked], request.options,
                            reference=False)
@@ -173,7 +182,8 @@ def plan_configurations(request: TuneRequest, rankings, stored: dict, hardware_i
         plans.append(Plan(config, tuple(predictions), tuple(picked), len(pool), reused,
                           tuple(with_reference(todo, config, request.options)),
                           {p.id: task for p, task in zip(picked, tasks)},
-                          Candidates.in_order(picked, kernels), latest_round(again)))
+                          Candidates.in_order(picked, kernels), latest_round(again),
+                          sum(p.id not in own for p in picked)))
     return plans
 
 

@@ -21,7 +21,7 @@ def plan_line(plan, strategy: str = "") -> str:
         return (f"  {len(plan.shortlisted)} candidates ({strategy}): {len(plan.reused)} from the "
                 f"store; the rest measured in order of expected improvement until fewer than "
                 f"the stop's count are expected 3% faster than the best held")
-    return (f"  {len(plan.shortlisted)} shortlisted: {len(plan.reused)} from the store, "
+    return (f"  {plan.shortlist_words}: {len(plan.reused)} from the store, "
             f"{len(plan.tasks)} to measure")
 
 

@@ -205,5 +205,6 @@ def test_a_dry_run_counts_a_space_filling_sample_and_writes_nothing(tune_store, 
     done = run([str(BIN / "hybridtune"), "tune", TUNE_SCENARIO, "--db", str(tune_store),
                 "--strategy", spelling, "--dry-run"])
     assert done.returncode == 0, done.stderr
-    assert f"8 shortlisted ({spelling}): 0 in the store, 8 to measure" in done.stdout
+    assert (f"8 shortlisted (2 of them a space-filling sample) ({spelling}): 0 in the store, "
+            "8 to measure") in done.stdout
     assert tune_store.read_bytes() == before
