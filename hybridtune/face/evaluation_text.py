@@ -1,0 +1,137 @@
+"""The evaluation as text: the strategy table, accuracy, reliability, the offline model's errors, transfer and what a space-filling share buys."""
+
+from __future__ import annotations
+
+
+def share_lines(valued: list) -> list[str]:
+    """What each space-filling share of the training runs buys, as text."""
+    if not valued:
+        return []
+    lines = ["a space-filling share of the training runs' measurements (each IVP left out; its "
+             "model trained only on what the runs measured of the others):",
+             f"  {'training runs':<24} {'measured':>8} {'rel.err':>7} {'tau':>5}   then hybrid: "
+             "measured, loss mean, loss<=3%"]
+    lines += [f"  {v['strategy']:<24} {v['training_measured_per_configuration']:8.1f} "
+              f"{v['median_rel_error']:7.3f} {v['kendall_tau']:5.2f}   "
+              f"{v['hybrid_measured_mean']:.1f}, {v['hybrid_loss_pct_mean']:.2f}%, "
+              f"{100 * v['hybrid_frac_loss_le_3pct']:.0f}%" for v in valued]
+    return lines
+
+
+def reliability_lines(table: dict, who: str = "hybrid") -> list[str]:
+    """Hybrid's stop chances against the outcomes, as text."""
+    if not table:
+        return []
+    lines = [f"{who}: its chance of the event ({table['event']}) against how often it held, "
+             f"{table['decisions']} decisions (observed {100 * table['observed_frequency']:.0f}%):"]
+    lines += [f"  chance {b['low']:.1f}-{b['high']:.1f}: said {b['chance']:.2f}, observed "
+              f"{b['observed']:.2f} ({b['decisions']} decisions)" for b in table["bins"]]
+    lines.append(f"  Brier score {table['brier']:.3f} against {table['brier_constant']:.3f} for a "
+                 f"constant chance: skill {table['brier_skill']:.3f}")
+    return lines
+
+
+def offline_error_lines(found: dict) -> list[str]:
+    """How the offline model errs within the measured pools (the no-model prior's calibration),
+    and the reliability of hybrid's chances on that prior, as text."""
+    fits = found.get("fits", {})
+    if "all" not in fits:
+        return []
+    e = fits["all"]
+    lines = [f"the offline model's errors within {e['pools']} measured pools (hybrid's prior "
+             f"without a model): its ranking holds with slope {e['slope']:.3f} +- "
+             f"{e['slope_spread']:.3f}; what that leaves: {e['shared']:.3f} smooth over the "
+             f"features (Matern length {e['length']:.1f}) and {e['own']:.4f} of a variant's own"]
+    return lines + reliability_lines(found.get("reliability", {}), "hybrid (no model), "
+                                     "its prior calibrated on the other IVPs")
+
+
+def transfer_lines(result) -> list[str]:
+    """What measurements of other configurations tell of the left-out IVPs' configurations, as
+    text, beside hybrid's own numbers."""
+    from hybridtune.strategies.transfer import LABELS, LEVEL
+    found = result.transfer
+    if not found:
+        return []
+    lines = [f"orders taken from other configurations' measured times, as a model reproducing them "
+             f"exactly would order ({found['configurations']} configurations; first pick within "
+             "5% / measurements to one within 3%, mean):"]
+    for name, label in LABELS.items():
+        if name in found:
+            entry = found[name]
+            lines.append(f"  {label}: {100 * entry['first_within_5pct']:.0f}% / "
+                         f"{entry['to_within_3pct_mean']:.1f} ({entry['configurations']} "
+                         "configurations)")
+    if result.hybrid_to_best.get("reached"):
+        lines.append(f"  hybrid (its own order, a stop that knew the best): "
+                     f"{100 * result.first_pick.get('hybrid', 0):.0f}% / "
+                     f"{result.hybrid_to_best['mean']:.1f}")
+    lines.append(f"  {LEVEL} in {100 * found['level_outside_other_ivps']:.0f}% of "
+                 f"{found['configurations']} configurations")
+    return lines
+
+
+def regime_lines(regimes: dict) -> list[str]:
+    lines = ["offline model per size regime (median relative error; median predicted/measured):"]
+    for sha, entry in regimes.items():
+        parts = [f"{name} {r['median_rel_error']:.3f}; {r['median_ratio']:.2f} ({r['rows']} rows)"
+                 for name, r in entry["regimes"].items()]
+        lines.append(f"  machine file {sha[:12]} ({entry['machine_file'] or 'unnamed'}): "
+                     + ", ".join(parts))
+    return lines
+
+
+def evaluation_lines(result) -> list[str]:
+    """The strategy table, the left-out-IVP accuracy and the first-pick shares as text."""
+    noise = result.noise
+    lines = [f"strategies on {next(iter(result.strategies.values()))['configurations']} whole-pool "
+             "configurations (each IVP's models trained on the other IVPs), loss judged by the "
+             "stored times (mean of passes):",
+             f"  noise: {noise.get('source', 'none')}"
+             + (f"; mean over {noise['seeds']} seeds [10th, 90th percentile over seeds]"
+                if noise.get("seeds", 1) > 1 else ""),
+             f"  {'strategy':<17} {'|L| mean':>8} {'loss max':>9} {'loss mean':>9} "
+             f"{'loss<=3%':>8} {'overhead':>9} {'gain':>7} {'score':>6}  score 95% interval"]
+    for name, s in result.strategies.items():
+        low, high = s["score_interval"]
+        lines.append(f"  {name:<17} {s['measured_mean']:8.1f} {s['loss_pct_max']:8.1f}% "
+                     f"{s['loss_pct_mean']:8.2f}% {100 * s['frac_loss_le_3pct']:7.0f}% "
+                     f"{s['overhead_pct_mean']:8.1f}% {round(s['gain_pct_mean'], 1) + 0.0:6.1f}% "
+                     f"{s['score']:6.2f}"
+                     f"  [{low:.2f}, {high:.2f}]")
+        spread = s.get("over_seeds")
+        if spread:
+            lines.append(f"  {'':<17} [{spread['measured_mean'][0]:.1f}, "
+                         f"{spread['measured_mean'][1]:.1f}] loss mean "
+                         f"[{spread['loss_pct_mean'][0]:.2f}%, {spread['loss_pct_mean'][1]:.2f}%]"
+                         f" loss<=3% [{100 * spread['frac_loss_le_3pct'][0]:.0f}%, "
+                         f"{100 * spread['frac_loss_le_3pct'][1]:.0f}%] score "
+                         f"[{spread['score'][0]:.2f}, {spread['score'][1]:.2f}]")
+    lines.append("left-out IVP accuracy (median relative error / mean Kendall tau per configuration):")
+    for ivp, a in result.accuracy.items():
+        parts = [f"{name} {a[name]['median_rel_error']:.3f}/{a[name]['kendall_tau']:.2f}"
+                 for name in ("offline", "trivial", "linear", "gp")]
+        lines.append(f"  {ivp:<14} {', '.join(parts)}  ({a['rows']} rows; trained on "
+                     f"{a['training_rows']})")
+    other = [f"{ivp} {a['gp_other_sizes']['median_rel_error']:.3f}"
+             for ivp, a in result.accuracy.items() if "gp_other_sizes" in a]
+    if other:
+        lines.append("  gp on a size or thread count never measured, the IVP's other "
+                     f"configurations measured (median relative error): {', '.join(other)}")
+    shares = result.first_pick
+    lines.append(f"first variant measured within 5% of the best: hybrid "
+                 f"{100 * shares.get('hybrid', 0):.0f}%, offline top-1 "
+                 f"{100 * shares.get('offline_top1', 0):.0f}%, a random pick "
+                 f"{100 * shares.get('random', 0):.0f}% (expected)")
+    to_best = result.hybrid_to_best
+    if to_best.get("reached"):
+        lines.append(f"hybrid's order reaches a variant within 3% of the best after "
+                     f"{to_best['mean']:.1f} measurements on average (median "
+                     f"{to_best['median']:g}, at most {to_best['max']}, in {to_best['reached']} of "
+                     f"{len(to_best['per_configuration'])} replays): what a stop that "
+                     "knew the best would measure")
+    lines.extend(reliability_lines(result.reliability))
+    lines.extend(offline_error_lines(result.offline_errors))
+    lines.extend(transfer_lines(result))
+    lines.extend(f"note: {note}" for note in result.notes)
+    return lines
