@@ -12,6 +12,7 @@ from hybridtune.describe.ivp import IVP
 from hybridtune.describe.loader import load_named
 from hybridtune.describe.looplang import loops_and_directives
 from hybridtune.describe.machine import Machine
+from hybridtune.describe.region_sizes import region_names, sizes_by_region
 from hybridtune.describe.skeleton import Skeleton, kernel_call
 from hybridtune.describe.source import Node, Source
 from hybridtune.describe.strategy import DEFAULT_SAMPLE, STRATEGIES, Strategy, parse_strategy
@@ -22,15 +23,20 @@ PREDICTION_MODELS = ("ECM", "Roofline")
 
 @dataclass(frozen=True)
 class Sizes:
-    """Either explicit n values (each must be valid for every IVP) or a log-spaced range."""
+    """Explicit n values (each must be valid for every IVP), a log-spaced range, or working-set
+    regions resolved per IVP on the scenario's machine."""
     values: tuple = ()
     start: int = 0
     stop: int = 0
     points: int = 0
+    regions: tuple = ()      # region names (L2, L3, MEM); per_ivp holds what they resolved to
+    per_ivp: tuple = ()      # ((ivp name, sizes), ...)
 
     def for_ivp(self, ivp: IVP) -> tuple[int, ...]:
         if self.values:
             return self.values
+        if self.regions:
+            return dict(self.per_ivp)[ivp.name]
         if self.points == 1:
             targets = [self.start]
         else:
@@ -71,7 +77,27 @@ def _names(node: Node) -> list[tuple[str, Node]]:
     return [(item.string(), item) for item in node.sequence(min_len=1)]
 
 
-def _sizes(node: Node, ivps: tuple) -> Sizes:
+def _region_sizes(node: Node, ivps: tuple, methods: tuple, machine: Machine) -> Sizes:
+    known = region_names(machine)
+    regions = tuple(item.string() for item in node.sequence(min_len=1))
+    for item, region in zip(node.sequence(), regions):
+        if region not in known:
+            raise item.error(f"a region of machine file {machine.path}: one of {', '.join(known)}")
+    stages = max(method.stages for method in methods)
+    per_ivp = []
+    for ivp in ivps:
+        sizes = sizes_by_region(ivp, stages, machine, regions)
+        if not sizes:
+            raise node.error(f"regions in which IVP {ivp.name} takes a size (its valid sizes "
+                             f"reach none of {', '.join(regions)} on {machine.path})")
+        per_ivp.append((ivp.name, sizes))
+    return Sizes(regions=regions, per_ivp=tuple(per_ivp))
+
+
+def _sizes(node: Node, ivps: tuple, methods: tuple, machine: Machine) -> Sizes:
+    if isinstance(node.value, dict) and "regions" in node.value:
+        fields = node.mapping(required=("regions",))
+        return _region_sizes(fields["regions"], ivps, methods, machine)
     if isinstance(node.value, dict):
         fields = node.mapping(required=("from", "to", "points"))
         start, stop = fields["from"].integer(1, LONG_MAX), fields["to"].integer(1, LONG_MAX)
@@ -192,7 +218,7 @@ def parse_scenario(source: Source) -> Scenario:
     machine = load_named("machine", machine_ref, base, fields["machine"])
     note = library.host_machine_file()[1] if machine_ref == library.HOST else \
         f"machine file {machine.path}"
-    sizes = _sizes(fields["n"], ivps)
+    sizes = _sizes(fields["n"], ivps, methods, machine)
     thread_nodes = fields["threads"].sequence(min_len=1) if isinstance(fields["threads"].value, list) \
         else [fields["threads"]]
     threads = tuple(sorted({t.integer(minimum=1) for t in thread_nodes}))

@@ -15,6 +15,9 @@ def add_arguments(sub, parser_class) -> None:
     merge = store_sub.add_parser("merge", help="combine stores of several jobs into a new file")
     merge.add_argument("stores", nargs="+", metavar="STORE")
     merge.add_argument("-o", "--output", required=True, metavar="MERGED")
+    merge.add_argument("--passes", action="store_true",
+                       help="the stores are passes of a campaign: keep each run's timing of the "
+                       "same code (one first timing per pass) instead of the narrowest")
 
 
 def cmd_store(args) -> int:
@@ -26,7 +29,7 @@ def cmd_store(args) -> int:
         print(f"wrote {summary.target}: schema {summary.from_version} -> {summary.to_version} "
               f"from {summary.source} (left unchanged); {rows or 'no rows'}")
         return 0
-    summary = merge_stores(args.stores, args.output, run)
+    summary = merge_stores(args.stores, args.output, run, passes=args.passes)
     print(f"wrote {summary.target} from {len(summary.sources)} stores "
           f"({', '.join(summary.sources)}):")
     for table, counts in summary.tables.items():

@@ -67,12 +67,13 @@ def _first_of(keys: Iterable[Hashable]) -> list[int]:
     return kept
 
 
-def measurement_key(columns: Mapping[str, list], row: int) -> tuple:
+def measurement_key(columns: Mapping[str, list], row: int, passes: bool = False) -> tuple:
     """The key under which measurements are the same: MEASUREMENT_KEY, or where the row lacks
-    provenance (from an upgraded store) LEGACY_MEASUREMENT_KEY."""
+    provenance (from an upgraded store) LEGACY_MEASUREMENT_KEY; with passes, the run too."""
+    run = (columns["run_id"][row],) if passes else ()
     if all(columns[name][row] != "" for name in PROVENANCE):
-        return ("provenance",) + tuple(columns[name][row] for name in MEASUREMENT_KEY)
-    return ("legacy",) + tuple(columns[name][row] for name in LEGACY_MEASUREMENT_KEY)
+        return ("provenance",) + tuple(columns[name][row] for name in MEASUREMENT_KEY) + run
+    return ("legacy",) + tuple(columns[name][row] for name in LEGACY_MEASUREMENT_KEY) + run
 
 
 def _ci_rel(columns: Mapping[str, list], row: int) -> float:
@@ -80,12 +81,13 @@ def _ci_rel(columns: Mapping[str, list], row: int) -> float:
     return math.inf if math.isnan(value) else value
 
 
-def _best_measurements(columns: Mapping[str, list], rows: list[int]) -> tuple[list[int], int, int]:
+def _best_measurements(columns: Mapping[str, list], rows: list[int],
+                       passes: bool) -> tuple[list[int], int, int]:
     best: dict[tuple, int] = {}
     failed: set = set()
     kept, duplicates, ok_rows = [], 0, 0
     for row in rows:
-        key, status = measurement_key(columns, row), columns["status"][row]
+        key, status = measurement_key(columns, row, passes), columns["status"][row]
         if status == "ok":
             ok_rows += 1
             if key not in best or _ci_rel(columns, row) < _ci_rel(columns, best[key]):
@@ -98,7 +100,8 @@ def _best_measurements(columns: Mapping[str, list], rows: list[int]) -> tuple[li
     return sorted(kept + list(best.values())), duplicates, ok_rows - len(best)
 
 
-def kept_rows(table_name: str, columns: Mapping[str, list]) -> tuple[list[int], int, int]:
+def kept_rows(table_name: str, columns: Mapping[str, list],
+              passes: bool = False) -> tuple[list[int], int, int]:
     """The rows of a table (checked columns of all inputs in order) that a merge keeps, in order,
     the number dropped as duplicates and the number of measurements superseded."""
     table = TABLES[table_name]
@@ -112,12 +115,12 @@ def kept_rows(table_name: str, columns: Mapping[str, list]) -> tuple[list[int], 
     duplicates = len(columns[table.names[0]]) - len(rows)
     if table_name != "measurements":
         return rows, duplicates, 0
-    rows, more, superseded = _best_measurements(columns, rows)
+    rows, more, superseded = _best_measurements(columns, rows, passes)
     return rows, duplicates + more, superseded
 
 
 def merge_stores(paths: Iterable[str | Path], out: str | Path,
-                 run: Mapping | None = None) -> MergeSummary:
+                 run: Mapping | None = None, passes: bool = False) -> MergeSummary:
     """Write the rows of the stores at paths (current schema version) into a new store file out.
 
     Inputs are read as readers read them (a killed writer's journal folded in) and never modified.
@@ -128,6 +131,8 @@ def merge_stores(paths: Iterable[str | Path], out: str | Path,
     the others superseded (a first timing and an interleaved re-timing are kept apart: `timing` is
     part of the key); of failed rows (status other than ok), one per key and status; a row
     without provenance (from an upgraded store) is keyed by (id, method, ivp, n, threads, node).
+    With passes (the stores are passes of a campaign), the run is part of the key: each run's
+    timing of the same code is kept, so a variant has one first timing per pass.
     Every table: rows equal in all columns but run_id, once (the first). The merged store has a new
     store_id and one more runs row, for the merge itself: command "store merge", extra
     {"merged_from": [{"path", "store_id"}, ...]}; run gives other columns of it (argv, for one).
@@ -151,13 +156,14 @@ def merge_stores(paths: Iterable[str | Path], out: str | Path,
                 combined[name][column].extend(values)
     merged, counts = {}, {}
     for name, columns in combined.items():
-        rows, duplicates, superseded = kept_rows(name, columns)
+        rows, duplicates, superseded = kept_rows(name, columns, passes)
         merged[name] = {column: [values[row] for row in rows] for column, values in columns.items()}
         counts[name] = TableCounts(len(columns[TABLES[name].names[0]]), len(rows), duplicates,
                                    superseded)
     provenance = {"merged_from": [{"path": str(s.path.resolve()), "store_id": s.store_id}
                                   for s in snapshots]}
-    own = operation_run("store merge", ["store", "merge", *map(str, paths), "-o", str(out)],
+    argv = ["store", "merge", *map(str, paths), "-o", str(out)] + (["--passes"] if passes else [])
+    own = operation_run("store merge", argv,
                         provenance, run)
     merged["runs"] = {column: values + own[column] for column, values in merged["runs"].items()}
     store_id = uuid.uuid4().hex

@@ -186,3 +186,20 @@ def test_merge_refuses_a_store_of_another_version_and_an_existing_target(tmp_pat
     with pytest.raises(StoreError, match="no such store"):
         merge_stores([a, tmp_path / "gone.h5"], tmp_path / "merged.h5")
     assert fingerprint(tmp_path) == before
+
+
+def test_passes_keep_each_runs_timing_of_the_same_code(tmp_path, two_jobs):
+    a, b, run_a, run_b = two_jobs
+    out = tmp_path / "passes.h5"
+
+    summary = merge_stores([a, b], out, passes=True)
+
+    # a1/b1 and a3/b5 are the same code timed in two runs: both kept, nothing superseded; a
+    # failure repeated in the other pass (b2) is that pass's verdict, kept too
+    assert summary.tables["measurements"] == TableCounts(9, 9, 0, 0)
+    with Store.open(out, "r") as store:
+        measured = store.frame("measurements")
+        runs = store.frame("runs")
+    assert sorted(measured.row_id) == ["a1", "a2", "a3", "b1", "b2", "b3", "b4", "b5", "b6"]
+    assert measured.set_index("row_id").run_id[["a1", "b1"]].tolist() == [run_a, run_b]
+    assert runs.argv.iloc[-1][-1] == "--passes"
