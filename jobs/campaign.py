@@ -178,4 +178,9 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        print("campaign: interrupted; what was measured is stored: rerun the same command to "
+              "resume", file=sys.stderr)
+        sys.exit(130)
