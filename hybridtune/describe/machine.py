@@ -20,6 +20,7 @@ class CacheLevel:
     size_bytes: float | None     # per group; None for main memory
     groups: int | None
     cores_per_group: int | None
+    upstream_bytes_per_cycle: float | None = None   # where the file gives it as a number
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,7 @@ class Machine:
     path: str = ""
     sha256: str = ""
     compilers: tuple = ()        # ((compiler, flags), ...) as kerncraft builds the loops
+    dp_flops_per_cycle: float = 0.0   # FLOPs per cycle, DP total (0 where the file lacks it)
 
     @property
     def compiles_for_any_host(self) -> bool:
@@ -136,7 +138,7 @@ def parse_machine(source: Source) -> Machine:
         groups = item.child("groups").integer(minimum=1) if "groups" in item.value else None
         cpg = item.child("cores per group").integer(minimum=1) \
             if "cores per group" in item.value else None
-        levels.append(CacheLevel(name, size, groups, cpg))
+        levels.append(CacheLevel(name, size, groups, cpg, _throughput(item.value)))
     if levels[-1].size_bytes is not None:
         raise fields["memory hierarchy"].error("a last level without 'size per group' (MEM)")
     in_core = fields["in-core model"]
@@ -146,7 +148,20 @@ def parse_machine(source: Source) -> Machine:
     return Machine(fields["model name"].string(), _quantity(fields["clock"], "Hz"), sockets,
                    per_socket, per_numa, _cacheline(fields["cacheline size"]),
                    tuple(levels), models, source.path, source.sha256,
-                   _compilers(fields.get("compiler")))
+                   _compilers(fields.get("compiler")), _dp_flops(fields["FLOPs per cycle"].value))
+
+
+def _throughput(level: dict) -> float | None:
+    """A level's upstream throughput in bytes per cycle where it is given as 'X B/cy'."""
+    value = level.get("upstream throughput")
+    first = value[0] if isinstance(value, list) and value else None
+    match = re.match(r"^\s*([0-9.]+)\s*B/cy", first) if isinstance(first, str) else None
+    return float(match.group(1)) if match else None
+
+
+def _dp_flops(value) -> float:
+    total = value.get("DP", {}).get("total") if isinstance(value, dict) else None
+    return float(total) if isinstance(total, (int, float)) and not isinstance(total, bool) else 0.0
 
 
 def _compilers(node: Node | None) -> tuple:

@@ -40,6 +40,14 @@ def add_arguments(sub) -> None:
     evaluate.add_argument("--sample-shares", metavar="S,S,...", help="also: what a space-"
                           "filling share S of the training runs' measurements (preselect:5+"
                           "sample:S) buys in model accuracy and in hybrid's later runs")
+    evaluate.add_argument("--other-host", metavar="STORE", help="also: leave one host and one "
+                          "IVP out, both ways between --db and this ground truth of other hardware "
+                          "(hybrid on one host with the other's model as its prior)")
+    evaluate.add_argument("--feature-sets", action="store_true", help="also: the IVP (and, with "
+                          "--other-host, the machine) characteristics offered to the model, judged "
+                          "by leaving one IVP (one host) out")
+    evaluate.add_argument("--no-strategies", action="store_true", help="skip the replay of the "
+                          "strategies on --db (with --other-host or --feature-sets)")
     evaluate.add_argument("--json", action="store_true")
 
 
@@ -226,34 +234,63 @@ def cmd_evaluate(args) -> int:
                            "stops below, above 0")
     if args.noise_seeds < 0:
         raise RequestError(f"--noise-seeds {args.noise_seeds}: expected 0 (no noise) or more")
+    if args.no_strategies and not (args.other_host or args.feature_sets):
+        raise RequestError("--no-strategies: expected --other-host or --feature-sets beside it "
+                           "(else there is nothing to evaluate)")
     shares = _shares(args.sample_shares)
-    from hybridtune.learn.table import joined_rows
-    frames = read_frames(args.db, ("variant_predictions", "measurements", "runs"))
-    rows = joined_rows(frames["variant_predictions"], frames["measurements"])
-    regimes = offline_by_machine(frames)
-    from hybridtune.strategies.noise import measured
-    noise = measured(frames["measurements"]) if args.noise_seeds else None
-    result = evaluate(rows, args.stop, with_tpe=args.tpe, noise=noise, seeds=args.noise_seeds)
-    valued = []
-    if shares:
-        from hybridtune.strategies.teaching import share_value
-        valued = share_value(rows, shares, noise, min(args.noise_seeds, SHARE_SEEDS), args.stop)
+    host = _host(args.db, args.noise_seeds)
+    other = _host(args.other_host, args.noise_seeds) if args.other_host else None
+    rows, noise = host["host"].rows, host["noise"]
+    out: dict = {}
+    result, regimes, valued = None, {}, []
+    if not args.no_strategies:
+        result = evaluate(rows, args.stop, with_tpe=args.tpe, noise=noise, seeds=args.noise_seeds)
+        regimes = offline_by_machine(host["frames"])
+        if shares:
+            from hybridtune.strategies.teaching import share_value
+            valued = share_value(rows, shares, noise, min(args.noise_seeds, SHARE_SEEDS), args.stop)
+        out.update({"strategies": result.strategies, "accuracy": result.accuracy,
+                    "noise": result.noise, "first_pick_within_5pct": result.first_pick,
+                    "hybrid_measured_to_within_3pct": result.hybrid_to_best,
+                    "reliability": result.reliability, "offline_errors": result.offline_errors,
+                    "transfer": result.transfer, "configurations": result.configurations,
+                    "curves": result.curves, "offline_by_regime": regimes,
+                    "sample_shares": valued, "notes": result.notes})
+    from hybridtune.strategies import host_transfer as hosts
+    if args.feature_sets:
+        out["feature_sets"] = {"leave_one_ivp_out": hosts.feature_set_comparison(
+            rows, ((), ("ivp",)))}
+        if other is not None:
+            out["feature_sets"]["leave_one_host_out"] = hosts.host_feature_comparison(
+                host["host"], other["host"], ((), ("machine",), ("ivp",), ("ivp", "machine")))
+    if other is not None:
+        out["hosts"] = hosts.host_transfer(host["host"], other["host"], noise, other["noise"],
+                                           max(1, args.noise_seeds), args.stop)
     if args.json:
-        print(json.dumps({"strategies": result.strategies, "accuracy": result.accuracy,
-                          "noise": result.noise,
-                          "first_pick_within_5pct": result.first_pick,
-                          "hybrid_measured_to_within_3pct": result.hybrid_to_best,
-                          "reliability": result.reliability,
-                          "offline_errors": result.offline_errors,
-                          "transfer": result.transfer,
-                          "configurations": result.configurations, "curves": result.curves,
-                          "offline_by_regime": regimes, "sample_shares": valued,
-                          "notes": result.notes},
-                         indent=1))
+        print(json.dumps(out, indent=1))
         return 0
-    from hybridtune.face.evaluation_text import evaluation_lines, regime_lines, share_lines
-    print("\n".join(evaluation_lines(result) + regime_lines(regimes) + share_lines(valued)))
+    from hybridtune.face.evaluation_text import (evaluation_lines, feature_set_lines,
+                                                 host_transfer_lines, regime_lines, share_lines)
+    lines = [] if result is None else \
+        evaluation_lines(result) + regime_lines(regimes) + share_lines(valued)
+    lines += feature_set_lines(out.get("feature_sets", {}))
+    lines += host_transfer_lines(out.get("hosts"))
+    print("\n".join(lines))
     return 0
+
+
+def _host(path: str, noise_seeds: int) -> dict:
+    """A ground-truth store read for evaluate: its frames, rows named by their hardware, noise."""
+    from hybridtune.learn.table import joined_rows
+    from hybridtune.strategies.host_transfer import Host
+    from hybridtune.strategies.noise import measured
+    frames = read_frames(path, ("variant_predictions", "measurements", "runs"))
+    rows = joined_rows(frames["variant_predictions"], frames["measurements"])
+    hardware = frames["measurements"].get("hardware")
+    named = next((h.get("model") for h in hardware if isinstance(h, dict) and h.get("model")),
+                 None) if hardware is not None else None
+    return {"frames": frames, "host": Host(named or path, rows),
+            "noise": measured(frames["measurements"]) if noise_seeds else None}
 
 
 def _shares(text: str | None) -> list[float]:

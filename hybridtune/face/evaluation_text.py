@@ -135,3 +135,44 @@ def evaluation_lines(result) -> list[str]:
     lines.extend(transfer_lines(result))
     lines.extend(f"note: {note}" for note in result.notes)
     return lines
+
+
+def feature_set_lines(found: dict) -> list[str]:
+    """The feature-set comparisons: per candidate the corrected model's tau and error."""
+    lines = []
+    for validation, label in (("leave_one_ivp_out", "leaving one IVP out"),
+                              ("leave_one_host_out", "leaving one host out")):
+        if validation not in found:
+            continue
+        lines += ["", f"Feature sets offered to the Gaussian process, {label}:",
+                  "  features            tau min  tau mean  median rel. error"]
+        for name, summary in found[validation].items():
+            lines.append(f"  {name:<18} {summary['kendall_tau_min']:8.2f} "
+                         f"{summary['kendall_tau_mean']:9.2f} "
+                         f"{summary['median_rel_error_median']:18.1%}")
+    return lines
+
+
+def host_transfer_lines(found: dict | None) -> list[str]:
+    """Leave one host and one IVP out: per direction and IVP, hybrid's measurements to within 3%
+    with the other host's model and with this host's own, and the models' accuracy."""
+    if not found:
+        return []
+    lines = ["", f"Leaving one host and one IVP out ({', '.join(found['ivps'])}; "
+             f"{found['seeds']} noise seed(s)); measured spread beyond the model's own: "
+             + ", ".join(f"{name} model {value:.3f}" for name, value
+                         in found["measured_spread"].items())]
+    for direction in found["directions"]:
+        summary = direction["to_within"]
+        lines += ["", f"  {direction['from']} -> {direction['to']} (spread used "
+                      f"{direction['spread_used']:.3f}, calibrated the other way): to within 3% "
+                      f"{summary['transferred']:.1f} measurements with the other host's model, "
+                      f"{summary['own']:.1f} with its own: ratio {summary['ratio']:.2f}",
+                  "    IVP              to 3% (other / own)  loss (other / own)  tau (other / own)"]
+        for ivp, entry in direction["ivps"].items():
+            acc = entry["accuracy"]
+            lines.append(f"    {ivp:<16} {entry['to_within']['transferred']:8.1f} / "
+                         f"{entry['to_within']['own']:<8.1f} {entry['loss']['transferred']:7.2%} / "
+                         f"{entry['loss']['own']:<8.2%} {acc['transferred']['kendall_tau']:6.2f} / "
+                         f"{acc['own']['kendall_tau']:.2f}")
+    return lines

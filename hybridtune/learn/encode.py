@@ -10,10 +10,21 @@ import numpy as np
 
 CONTRIBUTIONS = ("T_comp", "T_RegL1", "T_L1L2", "T_L2L3", "T_L3MEM")
 CACHES = ("L1", "L2", "L3")
-# The IVP's characteristics stay in the feature rows but not in the models' inputs: a handful of
-# training IVPs are a handful of points in that space, and a left-out IVP lies outside them (on the
-# ground truth they made the corrections of left-out IVPs up to 5x worse than without them).
 PLAIN = ("threads", "stages", "corrector_steps", "kernels")
+# Characteristics offered to the models, in sets kept only where validation says they help
+# (`hybridtune evaluate --feature-sets`): of the IVP (predict/features.ivp_characteristics),
+# judged by leaving one IVP out, and of the machine file (machine_characteristics), judged by
+# leaving one host out.
+FEATURE_SETS = {
+    "ivp": ("ivp_flops", "ivp_loads", "ivp_transcendentals", "ivp_access_distance",
+            "ivp_access_distance_over_n", "ivp_stencil_share"),
+    "machine": ("machine_clock_hz", "machine_dp_flops_per_cycle", "machine_L1_bytes",
+                "machine_L2_bytes", "machine_L3_bytes", "machine_L2_bytes_per_cycle",
+                "machine_L3_bytes_per_cycle"),
+}
+# The sets the models use: none. On the shipped ground truths the IVP set made the corrections of
+# left-out IVPs worse (see docs/models.md), and the machine set is constant on one host's store.
+KEPT_SETS: tuple = ()
 
 
 def _log(value: float) -> float:
@@ -32,6 +43,12 @@ def base_features(features: dict) -> dict:
     for cache in CACHES:
         out[f"log_ws_over_{cache}"] = _log(features.get(f"ws_over_{cache}", 0.0))
     return out
+
+
+def offered_features(features: dict) -> dict:
+    """Every offered characteristic, as log(1 + value): counts and sizes spread over decades."""
+    return {name: math.log1p(max(float(features.get(name, 0.0)), 0.0))
+            for names in FEATURE_SETS.values() for name in names}
 
 
 def regime(features: dict) -> str:
@@ -96,7 +113,7 @@ class Encoding:
         out = np.zeros((len(variants), len(self.names)))
         index = {name: i for i, name in enumerate(self.names)}
         for row, (variant, features) in enumerate(zip(variants, feature_rows)):
-            for name, value in {**base_features(features),
+            for name, value in {**base_features(features), **offered_features(features),
                                 **structure_features(variant, features)}.items():
                 column = index.get(name)
                 if column is not None:
@@ -104,9 +121,12 @@ class Encoding:
         return out
 
 
-def encoding_for(variants, feature_rows, structure: bool = True) -> Encoding:
-    """The names of the base features and, with structure, of every structure feature seen."""
+def encoding_for(variants, feature_rows, structure: bool = True,
+                 feature_sets: tuple = KEPT_SETS) -> Encoding:
+    """The names of the base features, of the offered feature sets named and, with structure, of
+    every structure feature seen."""
     names = list(base_features(feature_rows[0])) if len(feature_rows) else []
+    names += [name for key in feature_sets for name in FEATURE_SETS[key]]
     if structure:
         seen: dict = {}
         for variant, features in zip(variants, feature_rows):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy.special import ndtr
@@ -135,6 +135,15 @@ def across_configurations(across: tuple, configurations) -> np.ndarray:
     return np.exp(-scaled.sum(axis=2))
 
 
+def from_other_hardware(fitted, hardware: str, spread: float):
+    """A model trained on other hardware as the prior here: a variant's own error grows by spread
+    (what leave-one-host-and-IVP-out measured), and the note names the hardware."""
+    shared, own = fitted.error_covariance
+    return replace(fitted, error_covariance=(shared, own + spread ** 2),
+                   variant_spread=math.hypot(fitted.variant_spread, spread),
+                   other_hardware=hardware, hardware_spread=spread)
+
+
 def prior_belief(fitted, variants, feature_rows, predicted_s, configurations=None,
                  errors: OfflineErrors = SHIPPED_ERRORS) -> tuple[Belief, str]:
     """The belief before measuring the candidates (of one configuration, or with configurations,
@@ -157,8 +166,12 @@ def prior_belief(fitted, variants, feature_rows, predicted_s, configurations=Non
         same = np.asarray(variants)[:, None] == np.asarray(variants)[None, :]
         cov = TRAINED_SCALE ** 2 * (cov + together * (
             fitted.offset_spread ** 2 + shared * fitted.estimator.correlation(X) + own * same))
+        model = (f"the Gaussian process trained on other hardware ({fitted.other_hardware}; a "
+                 f"variant's own error inflated by {fitted.hardware_spread:.3f} as leaving a host "
+                 "and an IVP out measured)" if fitted.other_hardware
+                 else "the trained Gaussian process")
         return Belief.of(log_predicted, mean, cov), \
-            (f"prior: the trained Gaussian process ({len(fitted.row_ids)} training rows), with "
+            (f"prior: {model} ({len(fitted.row_ids)} training rows), with "
              f"the errors it made on left-out IVPs: {fitted.offset_spread:.3f} common to a "
              f"configuration, {fitted.variant_spread:.3f} of a variant's own (log time), "
              f"partly shared with similar variants{_across_note(across)}; scaled by "

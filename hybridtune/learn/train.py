@@ -12,7 +12,7 @@ from scipy.optimize import nnls
 from sklearn.base import clone
 
 from hybridtune.errors import HybridtuneError, RequestError
-from hybridtune.learn.encode import Encoding, encoding_for, regime
+from hybridtune.learn.encode import KEPT_SETS, Encoding, encoding_for, regime
 from hybridtune.learn.level import Levels, levels_of
 from hybridtune.learn.models import GPCorrection, LinearCorrection
 from hybridtune.learn.table import POOL_MEDIAN, Rows
@@ -43,6 +43,8 @@ class Fitted:
     levels: Levels = Levels(())       # the configuration's level the estimator's output is added to
     across: tuple = ()                # (per log n, per log threads): how fast the errors of one
     #                                   IVP's configurations decorrelate (none: independent)
+    other_hardware: str = ""          # where used on other hardware: the hardware it was trained
+    hardware_spread: float = 0.0      # on, and what that adds to a variant's own error
 
     def correction(self, variants, feature_rows):
         """Mean and standard deviation of log(measured / predicted) for these rows: on a
@@ -226,7 +228,7 @@ class LeftOutRow(HybridtuneError):
 
 
 def fit(rows: Rows, kind: str, max_rows: int = MAX_ROWS, seed: int = 0,
-        left_out: str | None = None) -> Fitted:
+        left_out: str | None = None, feature_sets: tuple = KEPT_SETS) -> Fitted:
     """One model of `kind` on the measured rows (subsampled to max_rows); where an IVP is
     left_out (an evaluation scores the model on it), a row of it raises LeftOutRow."""
     if kind not in KINDS:
@@ -246,7 +248,7 @@ def fit(rows: Rows, kind: str, max_rows: int = MAX_ROWS, seed: int = 0,
     first = stratified_sample(used, HYPER_ROWS, seed + 1)
     used = pd.concat([first, used.drop(index=first.index)])
     variants, features = used["variant"].tolist(), used["features"].tolist()
-    encoding = encoding_for(variants, features)
+    encoding = encoding_for(variants, features, feature_sets=feature_sets)
     X = encoding.matrix(variants, features)
     y = pool_targets(used)
     keys = configuration_keys(used)

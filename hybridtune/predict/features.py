@@ -42,6 +42,19 @@ def ivp_characteristics(ivp, n: int) -> dict:
             "ivp_access_distance_over_n": distance / n, "ivp_stencil_share": stencil / total}
 
 
+def machine_characteristics(machine: Machine) -> dict:
+    """The machine file's facts a model may learn across hardware from: clock, each cache level's
+    capacity per core and upstream throughput, and peak double-precision FLOPs per cycle."""
+    out = {"machine_clock_hz": machine.clock_hz, "machine_dp_flops_per_cycle":
+           machine.dp_flops_per_cycle}
+    for level in machine.levels:
+        if level.size_bytes is not None:
+            out[f"machine_{level.name}_bytes"] = level.size_bytes / max(1, level.cores_per_group or 1)
+        if level.upstream_bytes_per_cycle is not None:
+            out[f"machine_{level.name}_bytes_per_cycle"] = level.upstream_bytes_per_cycle
+    return out
+
+
 def working_set_ratios(step_bytes: float, machine: Machine, threads: int) -> dict:
     """One time step's working set over each cache level's capacity for one of the threads."""
     return {f"ws_over_{name}": step_bytes / size
@@ -100,6 +113,8 @@ def ranking_features(predictions, method, machine: Machine, step_bytes: dict,
     many variants share (a kernel's contributions, the working set of a skeleton) worked out
     once."""
     facts = {key: _plain(value) for key, value in ivp_facts.items()}
+    machine_facts = {key: _plain(float(value))
+                     for key, value in machine_characteristics(machine).items()}
     ratios: dict = {}
     shares: dict = {}       # a kernel's share -> (parts, terms, the kernel's tpl_ entries)
 
@@ -140,6 +155,7 @@ def ranking_features(predictions, method, machine: Machine, step_bytes: dict,
             ("kernels", len(prediction.kernels)))}
         features.update(ratios[size, prediction.threads])
         features.update(facts)
+        features.update(machine_facts)
         for name, seconds in total.items():
             features[f"ecm_{name}_s"] = _plain(seconds)
             features[f"share_{name}"] = _plain(seconds / predicted)
