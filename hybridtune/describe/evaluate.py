@@ -8,7 +8,7 @@ from typing import Callable, Mapping
 import numpy as np
 
 from hybridtune.describe.expr import (LONG_MAX, MATH_CONSTANTS, Binary, Call, Cond, Index, Input,
-                                      Name, Num, Rhs, Unary)
+                                      Name, Num, Rhs, Sum, Unary)
 from hybridtune.errors import HybridtuneError
 
 _FUNCS = {
@@ -147,7 +147,31 @@ class Evaluator:
                     then, other = _as_float(then), _as_float(other)
                 return np.where(np.asarray(test) != 0, then, other)
             return then if test else other
+        if isinstance(node, Sum):
+            return self._sum(node)
         raise EvaluationError(f"cannot evaluate {type(node).__name__}")
+
+    def bounds(self, node: Sum) -> tuple[int, int]:
+        """A sum's lower and upper bound: integers that do not vary with j."""
+        lower, upper = self._eval(node.lower), self._eval(node.upper)
+        if not (is_int(lower) and is_int(upper)) or np.ndim(lower) or np.ndim(upper):
+            raise EvaluationError(f"the bounds of sum over {node.var.id} must be integers that "
+                                  "do not vary with j")
+        return int(lower), int(upper)
+
+    def _sum(self, node: Sum):
+        """The body at every value of the variable at once: the variable as a column against
+        an array j (its shape (K, 1)), the body broadcast and summed over the first axis."""
+        lower, upper = self.bounds(node)
+        j = self.env.get("j")
+        column = isinstance(j, np.ndarray) and j.ndim == 1
+        k = np.arange(lower, max(lower, upper), dtype=np.int64)
+        inner = Evaluator({**self.env, node.var.id: k[:, None] if column else k}, self.arrays,
+                          self.input_vector, self.rhs)
+        body = np.asarray(inner._eval(node.body), dtype=float)
+        shape = np.broadcast_shapes(body.shape, (len(k), len(j)) if column else (len(k),))
+        total = np.broadcast_to(body, shape).sum(axis=0)
+        return total if total.ndim else np.float64(total)
 
     @staticmethod
     def _binary(op, a, b):

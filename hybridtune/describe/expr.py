@@ -23,8 +23,9 @@ MATH_CONSTANTS = {"M_PI": 3.141592653589793, "M_E": 2.718281828459045}
 # names a description may not give a variable: C keywords and what generated code relies on
 RESERVED_NAMES = frozenset("""auto break case char const continue default do double else enum
 extern float for goto if inline int long register restrict return short signed sizeof static
-struct switch typedef union unsigned void volatile while _Bool _Complex _Imaginary lo hi
+struct switch typedef union unsigned void volatile while _Bool _Complex _Imaginary lo hi sum
 """.split()) | frozenset(FUNCTIONS)
+SUM = "sum"     # sum(k, LO, HI, BODY): the reduction over k = LO .. HI-1
 
 
 class ExpressionError(HybridtuneError):
@@ -92,6 +93,15 @@ class Cond:
 
 
 @dataclass(frozen=True)
+class Sum:
+    """sum(var, lower, upper, body): body summed over the integer var from lower to upper - 1."""
+    var: Name
+    lower: object
+    upper: object
+    body: object
+
+
+@dataclass(frozen=True)
 class Assign:
     """A kernel computation: target = value or target += value."""
     target: object
@@ -143,6 +153,7 @@ class _Parser:
         self.tokens = tokenize(text)
         self.pos = 0
         self.depth = 0
+        self.in_sum = False
 
     def peek(self) -> tuple[str, str, int]:
         return self.tokens[self.pos]
@@ -234,6 +245,8 @@ class _Parser:
             self.expect("]")
             return Input(index)
         if kind == "name":
+            if tok == SUM and self.at("("):
+                return self.reduction(col)
             if self.at("("):
                 if tok not in FUNCTIONS:
                     raise ExpressionError(
@@ -255,6 +268,27 @@ class _Parser:
         if kind == "end":
             raise ExpressionError("an operand before the end", col)
         raise ExpressionError(f"unexpected {tok!r}", col)
+
+    def reduction(self, col: int) -> Sum:
+        """sum(VAR, LO, HI, BODY), after its name; a sum inside a sum is refused."""
+        if self.in_sum:
+            raise ExpressionError("a sum inside a sum is not supported (one reduction per "
+                                  "expression level)", col)
+        self.take()
+        kind, var, var_col = self.take()
+        if kind != "name" or not self.at(","):
+            raise ExpressionError("sum(VAR, LO, HI, BODY) whose first argument is a plain name",
+                                  var_col)
+        self.in_sum = True
+        parts = []
+        for _ in range(3):
+            self.expect(",")
+            parts.append(self.expression())
+        if self.at(","):
+            raise ExpressionError("sum takes 4 arguments: sum(VAR, LO, HI, BODY)", self.peek()[2])
+        self.expect(")")
+        self.in_sum = False
+        return Sum(Name(var), *parts)
 
     def finish(self) -> None:
         kind, tok, col = self.peek()
@@ -329,6 +363,7 @@ _CHILDREN = {
     Unary: lambda n: (n.operand,),
     Binary: lambda n: (n.left, n.right),
     Cond: lambda n: (n.test, n.then, n.other),
+    Sum: lambda n: (n.var, n.lower, n.upper, n.body),
     Assign: lambda n: (n.target, n.value),
 }
 
@@ -365,8 +400,17 @@ _REBUILD = {
     Unary: lambda n, fn: Unary(n.op, rewrite(n.operand, fn)),
     Binary: lambda n, fn: Binary(n.op, rewrite(n.left, fn), rewrite(n.right, fn)),
     Cond: lambda n, fn: Cond(rewrite(n.test, fn), rewrite(n.then, fn), rewrite(n.other, fn)),
+    Sum: lambda n, fn: Sum(_bound(rewrite(n.var, fn)), rewrite(n.lower, fn), rewrite(n.upper, fn),
+                           rewrite(n.body, fn)),
     Assign: lambda n, fn: Assign(rewrite(n.target, fn), n.op, rewrite(n.value, fn)),
 }
+
+
+def _bound(var):
+    """A sum's variable after a rewrite: it may be renamed, never replaced by a value."""
+    if not isinstance(var, Name):
+        raise ExpressionError("a sum's variable can only be renamed, not replaced by a value")
+    return var
 
 
 def rewrite(node, fn):

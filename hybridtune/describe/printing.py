@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Callable
 
 from hybridtune.describe.expr import (Assign, Binary, Call, Cond, Index, Input, Name, Num, Rhs,
-                                      Unary)
+                                      Sum, Unary)
 
 _PRECEDENCE = {"||": 1, "&&": 2, "==": 3, "!=": 3, "<": 4, "<=": 4, ">": 4, ">=": 4,
                "+": 5, "-": 5, "*": 6, "/": 6, "%": 6}
@@ -46,6 +46,11 @@ def _print(node, input_ref, rhs, outer: int) -> str:
     if isinstance(node, Cond):
         text = f"{sub(node.test, _COND + 1)} ? {sub(node.then)} : {sub(node.other)}"
         return f"({text})" if outer >= _COND else text
+    if isinstance(node, Sum):
+        # a GNU C statement expression (gcc and clang): the reduction as one value
+        var = sub(node.var)
+        return (f"({{ double ht_sum = 0.0; for (long {var} = {sub(node.lower)}; {var} < "
+                f"{sub(node.upper)}; ++{var}) ht_sum += {sub(node.body)}; ht_sum; }})")
     if isinstance(node, Assign):
         return f"{sub(node.target)} {node.op} {sub(node.value)}"
     raise TypeError(f"not an expression node: {node!r}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hybridtune.describe.costs import sums_in
 from hybridtune.describe.evaluate import EvaluationError, Evaluator
 from hybridtune.describe.expr import (Assign, Binary, Call, Cond, Index, Input, Name, Num, Rhs,
                                       Unary, rewrite, substitute, walk)
@@ -111,19 +112,29 @@ def tidy(node):
 
 
 def ivp_names(ivp: IVP) -> dict:
-    """IVP quantities and constants get a prefix so they never meet a kernel's names."""
+    """IVP quantities, constants and the variables of its sums get a prefix so they never meet a
+    kernel's names."""
     names = [q for q, _ in ivp.quantities] + [c for c, _ in ivp.constants]
-    if ivp.sizes.square_of:
-        names.append(ivp.sizes.square_of)
+    if ivp.sizes.root:
+        names.append(ivp.sizes.root[0])
+    names += [s.var.id for block in ivp.components for s in sums_in(block.code)]
     return {name: Name(IVP_PREFIX + name) for name in names}
+
+
+def root_declaration(ivp: IVP) -> list[str]:
+    """The grid's points per side (square_of, cube_of) from n, rounded against libm's error."""
+    if not ivp.sizes.root:
+        return []
+    name, degree = ivp.sizes.root
+    points = "n" if ivp.sizes.fields == 1 else f"(n / {ivp.sizes.fields})"
+    function = "sqrt" if degree == 2 else "cbrt"
+    return [f"const long {IVP_PREFIX}{name} = (long)({function}((double){points}) + 0.5);"]
 
 
 def ivp_declarations(ivp: IVP) -> list[str]:
     """C declarations of the IVP's quantities and constants, computed from n."""
     rename = ivp_names(ivp)
-    lines = []
-    if ivp.sizes.square_of:
-        lines.append(f"const long {IVP_PREFIX}{ivp.sizes.square_of} = (long)(sqrt((double)n) + 0.5);")
+    lines = root_declaration(ivp)
     for name, tree in ivp.quantities:
         lines.append(f"const long {IVP_PREFIX}{name} = {to_c(substitute(tree, rename))};")
     for name, tree in ivp.constants:
