@@ -5,11 +5,10 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
-from dataclasses import dataclass
 
 import sympy
 
-from hybridtune.describe.costs import operation_counts, static_is_int
+from hybridtune.describe.costs import static_is_int
 from hybridtune.describe.expr import (Assign, Binary, Call, Cond, Index, Name, Num, Unary, names,
                                       rewrite, substitute, walk)
 from hybridtune.describe.ivp import IVP, Block
@@ -18,54 +17,13 @@ from hybridtune.describe.looplang import Directive, Loop
 from hybridtune.describe.method import Method
 from hybridtune.describe.printing import to_c
 from hybridtune.generate.ckernel import IVP_PREFIX, GenerationError, KernelWriter, ivp_names
+from hybridtune.generate.kerncraft_parts import (ELEMENT_BYTES, KerncraftForm, KerncraftPart,
+                                                 array_reads, value_operations)
+from hybridtune.generate.kerncraft_sums import result_arrays, sum_part, take_sums
 from hybridtune.generate.size_expressions import (N, as_arithmetic, spread, sympy_of, to_sympy,
                                                   vanishes)
 
-ELEMENT_BYTES = 8
-
-
-@dataclass(frozen=True)
-class KerncraftPart:
-    """One loop kerncraft can read, run `calls` times per kernel call."""
-    code: str
-    code_hash: str
-    calls: int
-    iterations: object          # sympy expression in n: the loop's trip count
-    extents: tuple              # sympy expressions in n: elements of each array the loop touches
-    defines: tuple              # integer names the code needs defined (n, IVP quantities)
-    operations: int             # floating-point operations per iteration of this form
-    loads: int                  # distinct array elements read per iteration
-    source_operations: int      # the same two counts for the real kernel's statements
-    source_loads: int
-    block: int | None = None    # the IVP component block, for loops that evaluate the RHS
-
-    @property
-    def working_set_bytes(self):
-        """Bytes of all arrays the loop touches, a sympy expression in n."""
-        return ELEMENT_BYTES * sum(self.extents, sympy.Integer(0))
-
-
-@dataclass(frozen=True)
-class KerncraftForm:
-    template: str
-    variant: str
-    method: str
-    ivp: str                    # empty for kernels that evaluate no IVP
-    parts: tuple
-    omitted: tuple = ()         # what the form leaves out, and why
-
-
-def _value_operations(trees: list, int_names: set) -> int:
-    return sum(sum(operation_counts(t.value, int_names).values()) for t in trees)
-
-
-def _array_reads(trees: list, arrays: set) -> int:
-    reads = {to_c(n) for t in trees for n in walk(t.value)
-             if isinstance(n, Index) and n.array in arrays}
-    for t in trees:
-        if t.op == "+=" and isinstance(t.target, Index) and t.target.array in arrays:
-            reads.add(to_c(t.target))
-    return len(reads)
+__all__ = ["ELEMENT_BYTES", "KerncraftForm", "KerncraftPart", "kerncraft_form", "operation_totals"]
 
 
 class _FormWriter:
@@ -157,9 +115,16 @@ class _FormWriter:
         return out
 
     # one loop ---------------------------------------------------------------------------------
-    def part(self, trees: list, number, block) -> KerncraftPart:
-        source_ops = _value_operations(trees, self.int_names)
-        source_loads = _array_reads(trees, self.arrays)
+    def parts_of(self, trees: list, number, block) -> list[KerncraftPart]:
+        """The loop of these statements and, after it, one nest per distinct sum they hold."""
+        trees, sums = take_sums(trees)
+        return [self.part(trees, number, block, result_arrays(sums))] + \
+            [sum_part(self, reduction, number, block) for reduction in sums]
+
+    def part(self, trees: list, number, block, results: set = frozenset()) -> KerncraftPart:
+        """The loop of these statements (the results of sums read as arrays of their own)."""
+        source_ops = value_operations(trees, self.int_names)
+        source_loads = array_reads(trees, self.arrays | results)
         if block is None:
             start, iterations = Num(0, "0"), N
         else:
@@ -172,7 +137,7 @@ class _FormWriter:
         trip = substitute(block.size, self.rename) if block is not None else Name("n")
         code, extents, defines, loads = self.print_loop(plain, trip, iterations)
         return KerncraftPart(code, hashlib.sha256(code.encode()).hexdigest()[:16], 1, iterations,
-                             extents, defines, _value_operations(plain, self.int_names), loads,
+                             extents, defines, value_operations(plain, self.int_names), loads,
                              source_ops, source_loads, number)
 
     def plain(self, tree: Assign, shift: dict) -> Assign:
@@ -355,7 +320,7 @@ class _FormWriter:
         lines.append(f"for (long j = 0; j < {to_c(trip)}; ++j) {{")
         lines += body + ["}"]
         extents = tuple(sympy.Min(N, iterations + spread(offs)) for offs in offsets.values())
-        loads = _array_reads(canonical_trees, set(arrays.values()))
+        loads = array_reads(canonical_trees, set(arrays.values()))
         return "\n".join(lines) + "\n", extents, tuple(defines), loads
 
     def form(self) -> KerncraftForm:
@@ -364,13 +329,13 @@ class _FormWriter:
         for trees, number, block in self.parts:
             if not trees:
                 continue
-            part = self.part(trees, number, block)
-            if part.code_hash in merged:
-                first = merged[part.code_hash]
-                merged[part.code_hash] = KerncraftPart(**{**first.__dict__,
-                                                          "calls": first.calls + 1})
-            else:
-                merged[part.code_hash] = part
+            for part in self.parts_of(trees, number, block):
+                if part.code_hash in merged:
+                    first = merged[part.code_hash]
+                    merged[part.code_hash] = KerncraftPart(**{**first.__dict__,
+                                                              "calls": first.calls + 1})
+                else:
+                    merged[part.code_hash] = part
         ivp = self.ivp.name if self.template.evaluates_rhs else ""
         return KerncraftForm(self.template.name, self.variant, self.method.name, ivp,
                              tuple(merged.values()), tuple(self.omitted))

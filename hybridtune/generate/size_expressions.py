@@ -7,6 +7,7 @@ from functools import lru_cache
 
 import sympy
 
+from hybridtune.describe.costs import CALL_OPERATIONS
 from hybridtune.describe.expr import Binary, Call, Cond, Name, Num, Unary, rewrite
 from hybridtune.describe.ivp import IVP
 from hybridtune.describe.printing import to_c
@@ -20,8 +21,9 @@ def sympy_of(tree, ivp: IVP | None):
     """A size expression (in n and the IVP's integer quantities) as sympy, quantities expanded."""
     defined = {}
     if ivp is not None:
-        if ivp.sizes.square_of:
-            defined[ivp.sizes.square_of] = sympy.sqrt(N)
+        if ivp.sizes.root:
+            name, degree = ivp.sizes.root
+            defined[name] = (N / ivp.sizes.fields) ** sympy.Rational(1, degree)
         for name, quantity in ivp.quantities:
             defined[name] = to_sympy(quantity, defined)
         defined.update({IVP_PREFIX + k: v for k, v in list(defined.items())})
@@ -54,11 +56,13 @@ def _power_of_two(value) -> bool:
 def as_arithmetic(tree):
     """Calls and conditionals as arithmetic with the same operation count and array reads.
 
-    A call of k arguments becomes k - 1 operations between them (one multiplication by a
-    constant for k = 1); a comparison or logical operator becomes a subtraction; c ? a : b
-    becomes c * a when b is a literal, c * b when a is, else c * a + b (one operation more than
-    the select it stands for). A division by a literal power of two is the multiplication by
-    its inverse that gcc makes of it.
+    A call costs CALL_OPERATIONS[func] operations (describe/costs.py: a libm exp about 20, pow
+    41, sqrt 1): its k arguments are added (k - 1 operations) and the result multiplied by a
+    literal as often as the rest of the cost asks (at least once for one argument); a
+    comparison or logical operator becomes a subtraction; c ? a : b becomes c * a when b is a
+    literal, c * b when a is, else c * a + b (one operation more than the select it stands
+    for). A division by a literal power of two is the multiplication by its inverse that gcc
+    makes of it.
     """
     def rule(node):
         if isinstance(node, Binary) and node.op == "/" and isinstance(node.right, Num) \
@@ -66,12 +70,11 @@ def as_arithmetic(tree):
             inverse = 1.0 / node.right.value
             return Binary("*", node.left, Num(inverse, repr(inverse)))
         if isinstance(node, Call):
-            args = list(node.args)
-            if len(args) == 1:
-                return Binary("*", args[0], Num(1.5, "1.5"))
-            out = args[0]
-            for arg in args[1:]:
+            out = node.args[0]
+            for arg in node.args[1:]:
                 out = Binary("+", out, arg)
+            for _ in range(max(CALL_OPERATIONS.get(node.func, 1) - (len(node.args) - 1), 0)):
+                out = Binary("*", out, Num(1.5, "1.5"))
             return out
         if isinstance(node, Binary) and node.op not in _ARITHMETIC:
             return Binary("-", node.left, node.right)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import sympy
 import pytest
 
-from hybridtune.describe.expr import parse_expression
-from hybridtune.describe.costs import operation_counts
+from hybridtune.describe.expr import FUNCTIONS, names, parse_expression
+from hybridtune.describe.costs import CALL_OPERATIONS, operation_counts, weighted_operations
 from hybridtune.describe.printing import to_c
 from hybridtune.generate.kerncraft_form import kerncraft_form, operation_totals
 from hybridtune.generate.size_expressions import N, as_arithmetic
@@ -30,13 +30,25 @@ def test_every_kernel_keeps_operations_and_loads(default_scenario, radau7):
 
 
 @pytest.mark.parametrize("text, operations", [
-    ("exp(x)", 1), ("pow(x, 2.0)", 1), ("fmax(x, y) + z", 2),
+    ("exp(x)", CALL_OPERATIONS["exp"]), ("pow(x, 2.5)", CALL_OPERATIONS["pow"]),
+    ("sqrt(x) + fabs(y)", 3), ("fmax(x, y) + z", 2), ("atan2(x, y)", CALL_OPERATIONS["atan2"]),
     ("x > 0.0 ? x : 0.0", 2), ("x > 0.0 ? 1.0 : y * y", 3)])
 def test_calls_and_conditionals_become_arithmetic(text, operations):
+    """A call costs what a libm call does (CALL_OPERATIONS), its arguments' reads kept."""
     tree = parse_expression(text)
     lowered = as_arithmetic(tree)
     assert sum(operation_counts(lowered).values()) == operations
-    assert not any(name in to_c(lowered) for name in ("exp", "pow", "fmax", "?"))
+    assert weighted_operations(operation_counts(tree)) == operations
+    assert not any(name in to_c(lowered) for name in ("exp", "pow", "fmax", "sqrt", "?"))
+    assert names(lowered) == names(tree)
+
+
+def test_transcendental_calls_cost_more_than_arithmetic():
+    assert CALL_OPERATIONS["sqrt"] == CALL_OPERATIONS["fabs"] == 1
+    assert CALL_OPERATIONS["pow"] == CALL_OPERATIONS["exp"] + CALL_OPERATIONS["log"] + 1
+    assert all(CALL_OPERATIONS[f] >= 15 for f in ("exp", "log", "sin", "cos", "tan", "atan",
+                                                  "sinh", "tanh"))
+    assert set(CALL_OPERATIONS) == set(FUNCTIONS)
 
 
 def test_loops_over_stages_become_repeated_parts(default_scenario, radau7):
