@@ -122,8 +122,8 @@ def main(argv=None) -> int:
     parser.add_argument("--machine", type=Path, required=True)
     parser.add_argument("--scenario", type=Path, default=DEFAULT_SCENARIO)
     parser.add_argument("--out", type=Path)
-    parser.add_argument("--ci", type=float, default=0.01)
-    parser.add_argument("--budget", type=float, default=0.4)
+    parser.add_argument("--ci", type=float, default=0.02)
+    parser.add_argument("--budget", type=float, default=0.3)
     args = parser.parse_args(argv)
     from hybridtune.measure.provenance import hardware_identity
     identity = hardware_identity()

@@ -148,9 +148,11 @@ def cmd_train(args) -> int:
     return 0
 
 
-def require_model(path: str | None, machine_sha256: str, option: str = "--corrected") -> str:
+def require_model(path: str | None, machine_sha256: str, option: str = "--corrected",
+                  any_machine: bool = False) -> str:
     """The store's path; refuse `option` (--corrected, --prior), before anything is written,
-    where the store has no model of this version's feature schema for the machine file."""
+    where the store has no model of this version's feature schema for the machine file (with
+    any_machine: for any machine file, as a model of other hardware serves --prior)."""
     from hybridtune.describe.library import default_store
     from hybridtune.predict.features import FEATURE_SCHEMA
     from hybridtune.store import Store
@@ -162,6 +164,8 @@ def require_model(path: str | None, machine_sha256: str, option: str = "--correc
         models = store.frame("models", ("machine_sha256", "feature_schema"))
     machines = models["machine_sha256"] if not models.empty else models.assign(
         machine_sha256=[])["machine_sha256"]
+    if any_machine and not models.empty and (models["feature_schema"] == FEATURE_SCHEMA).any():
+        return path
     if not (machines == machine_sha256).any():
         others = sorted({sha[:12] for sha in machines})
         advice = (f"; it has models of machine file(s) {', '.join(others)}: run `hybridtune "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-from hybridtune.face.cli_tuning import EXIT_NO_CHOICE, check_timing, open_store
+from hybridtune.face.cli_tuning import EXIT_NO_CHOICE, check_step_budget, check_timing, open_store
 
 
 def cmd_measure(args) -> int:
@@ -23,6 +23,7 @@ def cmd_measure(args) -> int:
         raise RequestError(f"--threads: expected counts >= 1, got {min(args.threads)}")
     scenario = load(args.scenario, "scenario")
     configs = list(configurations(scenario, args.n, args.threads))
+    check_step_budget(configs, scenario.machine, args.budget)
     problems = thread_problems(sorted({c.threads for c in configs}))
     if problems and args.strict:
         raise RequestError("; ".join(problems) + " (--strict)")

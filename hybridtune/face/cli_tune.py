@@ -80,7 +80,8 @@ def cmd_tune(args, launch) -> int:
     from hybridtune.describe.configuration import configurations
     from hybridtune.describe.library import scenarios_dir
     from hybridtune.describe.loader import load
-    from hybridtune.face.cli_tuning import check_selection, check_timing, open_store
+    from hybridtune.face.cli_tuning import (check_selection, check_step_budget, check_timing,
+                                            open_store)
     from hybridtune.measure.runner import MeasureOptions
     from hybridtune.predict.kerncraft_adapter import check_compiler
     check_selection(args)
@@ -93,6 +94,7 @@ def cmd_tune(args, launch) -> int:
     limit, limit_note = _time_limit(args)
     configs = list(configurations(scenario, args.n, args.threads))
     _check_threads(configs, launch)
+    check_step_budget(configs, scenario.machine, args.budget)
     options = MeasureOptions(ci_target=args.ci, budget_s=args.budget)
     request = _request(scenario, strategy, options, args, limit, shard)
     nodes = ", ".join(f"{node.name} ({len(node.cores)} cores, ranks "
@@ -130,7 +132,8 @@ def _request(scenario, strategy, options, args, limit, shard):
         if strategy.name != "hybrid":
             raise RequestError(f"--prior {args.prior}: only the hybrid strategy has a belief "
                                f"(this run's is {strategy.spelling})")
-        require_model(args.prior, scenario.machine.sha256, f"--prior {args.prior}")
+        require_model(args.prior, scenario.machine.sha256, f"--prior {args.prior}",
+                      any_machine=True)
     return TuneRequest(scenario, strategy, options, args.n,
                        tuple(args.threads) if args.threads else None, limit, args.fresh,
                        args.retry_failed, shard, args.max_measurements, args.prior)

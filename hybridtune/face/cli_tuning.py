@@ -54,6 +54,20 @@ def check_timing(args) -> None:
         raise RequestError(f"--budget {args.budget:g}: expected seconds > 0")
 
 
+def check_step_budget(configs: list, machine, budget_s: float) -> None:
+    """Refuse sizes one step of which is estimated to outlast a variant's whole timing budget
+    (predict/step_estimate: operation counts at one operation per cycle), before anything runs."""
+    from hybridtune.predict.step_estimate import over_budget
+    found = over_budget(configs, machine, budget_s)
+    if found:
+        listed = "; ".join(f"IVP {c.ivp.name} ({c.ivp.path}) at n = {c.n}: about {seconds:.3g} s"
+                           for c, seconds in found[:5])
+        raise RequestError(
+            f"one step is estimated to take longer than --budget {budget_s:g} s: {listed}"
+            f"{' and more' if len(found) > 5 else ''} (operation counts at one operation per "
+            "cycle of the machine file's clock); give a smaller -n or a larger --budget")
+
+
 def check_selection(args) -> None:
     if args.threads and min(args.threads) < 1:
         raise RequestError(f"--threads: expected counts >= 1, got {min(args.threads)}")
