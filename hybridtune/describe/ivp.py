@@ -25,24 +25,37 @@ CHECK_LIMIT = 10 ** 6      # the rules are checked at the smallest valid n: it m
 
 @dataclass(frozen=True)
 class Block:
-    """Components first .. first+size-1, repeated `repeat` times `stride` apart, sharing code."""
+    """Components first .. first+size-1, repeated `repeat` times `stride` apart, sharing code; that
+    pattern repeated again `outer_repeat` times `outer_stride` apart (the planes of a 3-D grid)."""
     first: object
     size: object
     code: object
     repeat: object = None
     stride: object = None
     line: int | None = None
+    outer_repeat: object = None
+    outer_stride: object = None
+
+    def repeats(self, env: dict) -> tuple[int, int]:
+        """(outer, inner) repeat counts, 1 where a level is absent."""
+        inner = 1 if self.repeat is None else int(Evaluator(env)(self.repeat))
+        outer = 1 if self.outer_repeat is None else int(Evaluator(env)(self.outer_repeat))
+        return outer, inner
 
     def count(self, env: dict) -> int:
         """How often the block recurs (1 without `repeat`)."""
-        return 1 if self.repeat is None else int(Evaluator(env)(self.repeat))
+        outer, inner = self.repeats(env)
+        return outer * inner if outer > 0 and inner > 0 else 0
 
     def starts(self, env: dict) -> list[int]:
         first = int(Evaluator(env)(self.first))
         if self.repeat is None:
             return [first]
+        outer, inner = self.repeats(env)
         stride = int(Evaluator(env)(self.stride))
-        return [first + r * stride for r in range(self.count(env))]
+        planes = [0] if self.outer_repeat is None else \
+            [q * int(Evaluator(env)(self.outer_stride)) for q in range(outer)]
+        return [first + plane + r * stride for plane in planes for r in range(inner)]
 
     def indices(self, env: dict) -> np.ndarray:
         """Every component j this block covers at the given environment."""
@@ -182,19 +195,28 @@ def _sizes(node: Node | None) -> SizeRule:
 def _blocks(node: Node, int_names: set[str], allowed: set[str], inputs: bool) -> tuple:
     blocks = []
     for item in node.sequence(min_len=1):
-        fields = item.mapping(required=("first", "size", "code"), optional=("repeat", "stride"))
+        fields = item.mapping(required=("first", "size", "code"),
+                              optional=("repeat", "stride", "outer_repeat", "outer_stride"))
         first = _integer_expression(fields["first"], int_names, "a first component")
         size = _integer_expression(fields["size"], int_names, "a block size")
-        repeat = stride = None
-        if ("repeat" in fields) != ("stride" in fields):
-            raise item.error("'repeat' and 'stride' given together (a block repeated with a stride)")
-        if "repeat" in fields:
-            repeat = _integer_expression(fields["repeat"], int_names, "a repeat count")
-            stride = _integer_expression(fields["stride"], int_names, "a stride")
+        levels = {}
+        for repeat_key, stride_key in (("repeat", "stride"), ("outer_repeat", "outer_stride")):
+            levels[repeat_key] = levels[stride_key] = None
+            if (repeat_key in fields) != (stride_key in fields):
+                raise item.error(f"'{repeat_key}' and '{stride_key}' given together (a block "
+                                 "repeated with a stride)")
+            if repeat_key in fields:
+                levels[repeat_key] = _integer_expression(fields[repeat_key], int_names,
+                                                         "a repeat count")
+                levels[stride_key] = _integer_expression(fields[stride_key], int_names, "a stride")
+        if "outer_repeat" in fields and "repeat" not in fields:
+            raise item.error("'outer_repeat' with 'repeat' (the outer level repeats the pattern "
+                             "of the inner one)")
         code = fields["code"].parsed(parse_expression)
         check_tree(fields["code"], code, allowed, int_names, inputs=inputs,
-                    what="component code" if inputs else "initial-value code")
-        blocks.append(Block(first, size, code, repeat, stride, item.line))
+                   what="component code" if inputs else "initial-value code")
+        blocks.append(Block(first, size, code, levels["repeat"], levels["stride"], item.line,
+                            levels["outer_repeat"], levels["outer_stride"]))
     return tuple(blocks)
 
 

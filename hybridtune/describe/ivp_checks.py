@@ -6,10 +6,26 @@ from typing import Iterator
 
 import numpy as np
 
-from hybridtune.describe.costs import input_index_trees, outside_sums, static_is_int, sums_in
+from hybridtune.describe.costs import (
+    input_index_trees,
+    outside_sums,
+    static_is_int,
+    sums_in,
+)
 from hybridtune.describe.evaluate import EvaluationError, Evaluator
-from hybridtune.describe.expr import (MATH_CONSTANTS, RESERVED_NAMES, Binary, Call, Cond, Input,
-                                      Name, Num, Sum, Unary, walk)
+from hybridtune.describe.expr import (
+    MATH_CONSTANTS,
+    RESERVED_NAMES,
+    Binary,
+    Call,
+    Cond,
+    Input,
+    Name,
+    Num,
+    Sum,
+    Unary,
+    walk,
+)
 from hybridtune.describe.source import Node
 
 RESERVED = {"j", "n", "t"} | set(MATH_CONSTANTS) | RESERVED_NAMES
@@ -88,10 +104,15 @@ def check_cover(node: Node, blocks: tuple, env: dict, n: int) -> None:
     for number, block in enumerate(blocks):
         where = node.child(number)
         try:
-            size, count = int(Evaluator(env)(block.size)), block.count(env)
-            if not 0 <= count <= n:
-                raise where.child("repeat").error(f"a repeat count between 0 and n at n = {n} "
-                                                  f"(it is {count})")
+            size = int(Evaluator(env)(block.size))
+            for key, count in zip(("outer_repeat", "repeat"), block.repeats(env)):
+                if not 0 <= count <= n:
+                    raise where.child(key).error(f"a repeat count between 0 and n at n = {n} "
+                                                 f"(it is {count})")
+            if block.count(env) > n:
+                raise where.child("outer_repeat").error(
+                    f"repeat counts whose product is at most n at n = {n} (it is "
+                    f"{block.count(env)})")
             if not 0 <= size <= n:
                 raise where.child("size").error(f"a size between 0 and n at n = {n} (it is {size})")
             starts = block.starts(env)

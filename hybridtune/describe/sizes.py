@@ -16,7 +16,7 @@ def integer_root(n: int, degree: int) -> int:
     """The largest r >= 0 with r^degree <= n (exact for any n >= 0)."""
     if degree == 2:
         return math.isqrt(n)
-    root = int(round(n ** (1.0 / degree)))
+    root = round(n ** (1.0 / degree))
     while root ** degree > n:
         root -= 1
     while (root + 1) ** degree <= n:

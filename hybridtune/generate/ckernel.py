@@ -157,12 +157,20 @@ def block_loops(ivp: IVP, blocks: tuple, body, indent: str) -> list[str]:
         else:
             repeat = to_c(substitute(block.repeat, rename))
             stride = to_c(substitute(block.stride, rename))
-            out.append(f"{indent}for (long ht_r = 0; ht_r < {repeat}; ++ht_r) {{")
-            out.append(f"{indent}    const long ht_start = {first} + ht_r * ({stride});")
-            out.append(f"{indent}    for (long j = ht_max(lo, ht_start); j < ht_min(hi, ht_start + ({size})); ++j) {{")
-            out += [indent + "        " + line for line in inner]
-            out.append(indent + "    }")
-            out.append(indent + "}")
+            at = indent
+            if block.outer_repeat is not None:
+                outer = to_c(substitute(block.outer_repeat, rename))
+                first = f"{first} + ht_q * ({to_c(substitute(block.outer_stride, rename))})"
+                out.append(f"{indent}for (long ht_q = 0; ht_q < {outer}; ++ht_q) {{")
+                at = indent + "    "
+            out.append(f"{at}for (long ht_r = 0; ht_r < {repeat}; ++ht_r) {{")
+            out.append(f"{at}    const long ht_start = {first} + ht_r * ({stride});")
+            out.append(f"{at}    for (long j = ht_max(lo, ht_start); j < ht_min(hi, ht_start + ({size})); ++j) {{")
+            out += [at + "        " + line for line in inner]
+            out.append(at + "    }")
+            out.append(at + "}")
+            if block.outer_repeat is not None:
+                out.append(indent + "}")
     return out
 
 
