@@ -17,8 +17,9 @@ from hybridtune.describe.looplang import Directive, Loop
 from hybridtune.describe.method import Method
 from hybridtune.describe.printing import to_c
 from hybridtune.generate.ckernel import IVP_PREFIX, GenerationError, KernelWriter, ivp_names
+from hybridtune.generate.kerncraft_grid import grid_layout
 from hybridtune.generate.kerncraft_parts import (ELEMENT_BYTES, KerncraftForm, KerncraftPart,
-                                                 array_reads, value_operations)
+                                                 array_reads, outside_indices, value_operations)
 from hybridtune.generate.kerncraft_sums import result_arrays, sum_part, take_sums
 from hybridtune.generate.size_expressions import (N, as_arithmetic, spread, sympy_of, to_sympy,
                                                   vanishes)
@@ -78,6 +79,8 @@ class _FormWriter:
             size = sympy_of(block.size, self.ivp)
             repeated = f", repeated {sympy_of(block.repeat, self.ivp)} times" \
                 if block.repeat is not None else ""
+            if block.outer_repeat is not None:
+                repeated += f" in {sympy_of(block.outer_repeat, self.ivp)} planes"
             if N not in size.free_symbols:
                 self.omitted.append(f"component block {number} (runs of {size} components"
                                     f"{repeated}: no loop whose length grows with n)")
@@ -97,6 +100,8 @@ class _FormWriter:
             size = sympy_of(block.size, self.ivp)
             if block.repeat is not None:
                 size = size * sympy_of(block.repeat, self.ivp)
+            if block.outer_repeat is not None:
+                size = size * sympy_of(block.outer_repeat, self.ivp)
             self._iterations[block] = sympy.expand(size)
         return self._iterations[block]
 
@@ -131,6 +136,8 @@ class _FormWriter:
             start = substitute(block.first, self.rename)
             if block.repeat is not None:
                 start = Binary("+", start, substitute(block.stride, self.rename))
+            if block.outer_repeat is not None:
+                start = Binary("+", start, substitute(block.outer_stride, self.rename))
             iterations = self.block_iterations(block)
         shift = {"j": Binary("+", Name("j"), start)} if block is not None else {}
         plain = [self.plain(t, shift) for t in trees]
@@ -183,23 +190,6 @@ class _FormWriter:
         if isinstance(tree, Cond):
             return Cond(*(self.integers_as_scalars(x) for x in (tree.test, tree.then, tree.other)))
         return tree
-
-    @staticmethod
-    def _outside_indices(tree, fn):
-        """Apply fn bottom-up to the value part of a tree, not inside array subscripts."""
-        if isinstance(tree, Index):
-            return fn(tree)
-        if isinstance(tree, Binary):
-            return fn(Binary(tree.op, _FormWriter._outside_indices(tree.left, fn),
-                             _FormWriter._outside_indices(tree.right, fn)))
-        if isinstance(tree, Unary):
-            return fn(Unary(tree.op, _FormWriter._outside_indices(tree.operand, fn)))
-        if isinstance(tree, Call):
-            return fn(Call(tree.func, tuple(_FormWriter._outside_indices(a, fn) for a in tree.args)))
-        if isinstance(tree, Cond):
-            return fn(Cond(*(_FormWriter._outside_indices(x, fn)
-                             for x in (tree.test, tree.then, tree.other))))
-        return fn(tree)
 
     def index_of(self, tree):
         """A subscript as sympy, j and the IVP's integer quantities as symbols (memoised)."""
@@ -283,12 +273,18 @@ class _FormWriter:
         offsets: dict[str, list] = {}
         layout = self.row_layout(trees)
         base = self.row_base(trees, layout)
+        grid = None if layout is not None else grid_layout(
+            self.ivp, [self.index_of(i) for t in trees for node in walk(t) if isinstance(node, Index)
+                       for i in node.indices], self.index_symbols)
 
         def subscript(index, array: str):
             offset, names, split = self.split_subscript(index, layout)
             offsets.setdefault(array, []).append(offset)
             for name in names:
                 defines.setdefault(name, None)
+            if grid is not None:
+                defines.setdefault(grid.root, None)
+                return grid.split(self.index_of(index))
             if layout is None:
                 return split
             return self.printed_split(split, base)
@@ -306,7 +302,7 @@ class _FormWriter:
         body = []
         canonical_trees = []
         for tree in trees:
-            value = self._outside_indices(tree.value, canonical)
+            value = outside_indices(tree.value, canonical)
             target = canonical(tree.target)
             canonical_trees.append(Assign(target, "=", value))
             body.append(f"  {to_c(target)} = {to_c(value)};")
@@ -315,6 +311,7 @@ class _FormWriter:
                 defines.setdefault(part.id, None)
         defines.setdefault("n", None)
         dims = "[n]" if layout is None else f"[{layout[1]}][{layout[0]}]"
+        dims = grid.declaration if grid is not None else dims
         lines = [f"double {name}{dims};" for name in arrays.values()]
         lines += [f"double {name};" for name in list(scalars.values()) + list(literals.values())]
         lines.append(f"for (long j = 0; j < {to_c(trip)}; ++j) {{")

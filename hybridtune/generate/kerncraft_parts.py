@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import sympy
 
 from hybridtune.describe.costs import operation_counts, weighted_operations
-from hybridtune.describe.expr import Index, walk
+from hybridtune.describe.expr import Binary, Call, Cond, Index, Unary, walk
 from hybridtune.describe.printing import to_c
 
 ELEMENT_BYTES = 8
@@ -56,3 +56,18 @@ def array_reads(trees: list, arrays: set) -> int:
         if t.op == "+=" and isinstance(t.target, Index) and t.target.array in arrays:
             reads.add(to_c(t.target))
     return len(reads)
+
+
+def outside_indices(tree, fn):
+    """Apply fn bottom-up to the value part of a tree, not inside array subscripts."""
+    if isinstance(tree, Index):
+        return fn(tree)
+    if isinstance(tree, Binary):
+        return fn(Binary(tree.op, outside_indices(tree.left, fn), outside_indices(tree.right, fn)))
+    if isinstance(tree, Unary):
+        return fn(Unary(tree.op, outside_indices(tree.operand, fn)))
+    if isinstance(tree, Call):
+        return fn(Call(tree.func, tuple(outside_indices(a, fn) for a in tree.args)))
+    if isinstance(tree, Cond):
+        return fn(Cond(*(outside_indices(x, fn) for x in (tree.test, tree.then, tree.other))))
+    return fn(tree)

@@ -7,10 +7,26 @@ import hashlib
 import sympy
 
 from hybridtune.describe.costs import sum_operations, weighted_operations
-from hybridtune.describe.expr import Assign, Binary, Index, Name, Num, Sum, rewrite, substitute, walk
+from hybridtune.describe.expr import (
+    Assign,
+    Binary,
+    Index,
+    Name,
+    Num,
+    Sum,
+    names,
+    rewrite,
+    substitute,
+    walk,
+)
 from hybridtune.describe.printing import to_c
 from hybridtune.generate.ckernel import GenerationError
-from hybridtune.generate.kerncraft_parts import KerncraftPart, array_reads, value_operations
+from hybridtune.generate.kerncraft_parts import (
+    KerncraftPart,
+    array_reads,
+    outside_indices,
+    value_operations,
+)
 from hybridtune.generate.size_expressions import as_arithmetic, sympy_of, to_sympy
 
 RESULT = "ht_red_"          # ht_red_<i>[j]: the value of the part's i-th distinct sum at component j
@@ -37,16 +53,17 @@ def result_arrays(sums: list) -> set[str]:
 
 
 class _Reads:
-    """Each %in read of a sum's body as a 1-d array of its own, indexed by k or j: rows of a
-    blocked layout are disjoint contiguous segments, so a read at k + c walks one segment with k
-    (and one at j + c another with j), whatever c is."""
+    """Each %in read of a sum's body by the loop that moves it: a read at k + c as an array of
+    its own indexed by k (rows of a blocked layout are disjoint contiguous segments, so it walks
+    one segment whatever c is), a read at j + c as a scalar (the inner loop does not move it;
+    the compiler loads it once per component)."""
 
     def __init__(self, writer, reduction: Sum):
         self.writer = writer
         self.reduction = reduction
         self.symbols = {**writer.index_symbols, INNER: sympy.Symbol(INNER, integer=True)}
-        self.arrays: dict[tuple, str] = {}     # (row array, loop, offset) -> array name
-        self.loop_of: dict[str, str] = {}      # array name -> the loop that indexes it
+        self.names: dict[tuple, str] = {}       # (row array, loop, offset) -> name
+        self.per_component: list[str] = []      # the names of reads at j + c
 
     def __call__(self, node):
         writer = self.writer
@@ -65,9 +82,14 @@ class _Reads:
         else:
             base, column = node.array, node.indices[-1]
         loop, offset = self.loop_and_offset(column)
-        name = self.arrays.setdefault((base, loop, str(offset)), f"{base}_{loop}{len(self.arrays)}")
-        self.loop_of[name] = loop
-        return Index(name, (Name(loop),))
+        key = (base, loop, str(offset))
+        if key not in self.names:
+            self.names[key] = f"{base}_{loop}{len(self.names)}"
+            if loop == OUTER:
+                self.per_component.append(self.names[key])
+        if loop == OUTER:
+            return Name(self.names[key])
+        return Index(self.names[key], (Name(INNER),))
 
     def loop_and_offset(self, column) -> tuple[str, object]:
         expr = to_sympy(column, self.symbols)
@@ -85,14 +107,20 @@ class _Reads:
 
 
 def sum_part(writer, reduction: Sum, number: int, block) -> KerncraftPart:
-    """The nest `for j < M: for k < K: a0[j] = a0[j] + BODY` of one sum over a block of M
-    components, K terms each: `iterations` counts M * K body evaluations."""
+    """The nest `for j < M: for k < K: a0[k] = a0[k - 1] + BODY` of one sum over a block of M
+    components, K terms each; `iterations` counts its M * K terms.
+
+    The real code adds the terms in a register, a chain no compiler vectorises without
+    reassociation. kerncraft reads neither a register sum (it finds no store to time the loop
+    by) nor a[j] += .. over k (its layer conditions refuse a subscript in the outer loop alone),
+    so the sum runs along an array of K partial sums: the same chain of additions, one store
+    per term into an array that stays in L1. Reads at j + c are scalars, as in the real loop.
+    """
     reads = _Reads(writer, reduction)
     body = as_arithmetic(writer.integers_as_scalars(rewrite(reduction.body, reads)))
-    target = Index(RESULT, (Name(OUTER),))
-    statement = Assign(target, "=", Binary("+", target, body))
+    value = Binary("+", Index(RESULT, (Name(f"{INNER} - 1"),)), body)
 
-    arrays: dict[str, str] = {}
+    arrays: dict[str, str] = {RESULT: "a0"}
     scalars: dict[str, str] = {}
     literals: dict[str, str] = {}
 
@@ -105,15 +133,11 @@ def sum_part(writer, reduction: Sum, number: int, block) -> KerncraftPart:
             return Name(literals.setdefault(node.text, f"k{len(literals)}"))
         return node
 
-    value = rewrite(statement.value, canonical)
-    printed = Assign(rewrite(statement.target, canonical), "=", value)
-    loop_of = {arrays[name]: loop for name, loop in reads.loop_of.items() if name in arrays}
-    loop_of[arrays[RESULT]] = OUTER
-
+    printed = Assign(Index("a0", (Name(INNER),)), "=", outside_indices(value, canonical))
     trips = {OUTER: substitute(block.size, writer.rename),
              INNER: reduction.upper if reduction.lower == Num(0, "0")
              else Binary("-", reduction.upper, reduction.lower)}
-    lines = [f"double {name}[{to_c(trips[loop_of[name]])}];" for name in arrays.values()]
+    lines = [f"double {name}[{to_c(trips[INNER])}];" for name in arrays.values()]
     lines += [f"double {name};" for name in list(scalars.values()) + list(literals.values())]
     lines += [f"for (long {OUTER} = 0; {OUTER} < {to_c(trips[OUTER])}; ++{OUTER}) {{",
               f"  for (long {INNER} = 0; {INNER} < {to_c(trips[INNER])}; ++{INNER}) {{",
@@ -123,14 +147,14 @@ def sum_part(writer, reduction: Sum, number: int, block) -> KerncraftPart:
     defines = {part.id: None for trip in trips.values() for part in walk(trip)
                if isinstance(part, Name)}
     defines.setdefault("n", None)
-    terms = sympy_of(trips[INNER], writer.ivp)
+    terms, components = sympy_of(trips[INNER], writer.ivp), sympy_of(trips[OUTER], writer.ivp)
     iterations = sympy.expand(writer.block_iterations(block) * terms)
-    extents = tuple(sympy_of(trips[loop_of[name]], writer.ivp) for name in arrays.values())
-    int_names = writer.int_names | {INNER}
-    source = Assign(Index(RESULT, (Name(OUTER),)), "+=", reduction.body)
-    source_loads = array_reads([source], writer.arrays | {RESULT})
+    extents = (terms,) * len(arrays) + (components,) * len(reads.per_component)
+    moving = {to_c(node) for node in walk(reduction.body) if isinstance(node, Index)
+              and node.array in writer.arrays and reduction.var.id in names(node)}
     return KerncraftPart(code, hashlib.sha256(code.encode()).hexdigest()[:16], 1, iterations,
-                         extents, tuple(defines), value_operations([printed], int_names),
+                         extents, tuple(defines),
+                         value_operations([printed], writer.int_names | {INNER}),
                          array_reads([printed], set(arrays.values())),
                          weighted_operations(sum_operations(reduction, writer.int_names)),
-                         source_loads, number)
+                         len(moving) + 1, number)
