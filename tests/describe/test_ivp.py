@@ -1,8 +1,14 @@
 """IVP descriptions: valid sizes, derived facts, and each malformed block refused with a located error."""
 
+import numpy as np
 import pytest
 
+from hybridtune.describe.evaluate import Evaluator
+from hybridtune.describe.expr import (RESERVED_NAMES, ExpressionError, Name, Num, parse_expression,
+                                      substitute)
 from hybridtune.describe.ivp import CHECK_LIMIT, SizeRule
+from hybridtune.describe.printing import to_c
+from hybridtune.reference.rhs import component, right_hand_side
 from hybridtune.describe.loader import load, load_named
 from hybridtune.describe.library import PROJECT_ROOT
 from hybridtune.errors import RequestError
@@ -124,7 +130,10 @@ def test_an_index_beyond_64_bits_is_a_located_error(write, capsys, index):
 
 
 @pytest.mark.parametrize("rule", [SizeRule(1, 12, "g"), SizeRule(5, 8, "g"), SizeRule(3, 7),
-                                  SizeRule(50, 1, "g"), SizeRule(1, 2 ** 3 * 3 ** 2 * 5, "g")])
+                                  SizeRule(50, 1, "g"), SizeRule(1, 2 ** 3 * 3 ** 2 * 5, "g"),
+                                  SizeRule(1, 1, cube_of="g"), SizeRule(9, 16, cube_of="g"),
+                                  SizeRule(2, 2 ** 4 * 3, cube_of="g"), SizeRule(18, 1, "g", fields=2),
+                                  SizeRule(1, 4, cube_of="g", fields=3), SizeRule(1, 6, fields=1)])
 def test_next_valid_is_the_smallest_valid_size(rule):
     for n in (1, 2, 35, 36, 37, 1000):
         found = rule.next_valid(n)
@@ -157,3 +166,191 @@ def test_access_distance_of_the_library(name, n, distance):
 
 def test_alias_resolves():
     assert load_named("ivp", "IC", PROJECT_ROOT).name == "InverterChain"
+
+
+# --- cube_of, fields and max -------------------------------------------------------------------
+
+def test_cube_of_names_the_cube_root():
+    rule = SizeRule(27, cube_of="g")
+    assert [rule.check(n) for n in (27, 64, 125)] == [None] * 3
+    assert rule.check(100) == "n a perfect cube (n = g^3)"
+    assert rule.next_valid(28) == 64 and rule.root_value(10 ** 15) == 10 ** 5
+    assert rule.samples() == [27, 64, 125, 1000, 10648]
+
+
+def test_fields_multiply_the_grid():
+    rule = SizeRule(18, 1, "g", fields=2)
+    assert rule.check(50) is None and rule.root_value(50) == 5
+    assert rule.check(49) == "n a 2 * perfect square (n = 2 * g^2)"
+    assert rule.next_valid(51) == 72
+
+
+def test_max_bounds_the_sizes():
+    rule = SizeRule(12, 6, maximum=9000)
+    assert rule.check(9006) == "n <= 9000" and rule.check(9000) is None
+    assert rule.next_valid(8995) == 9000
+    assert rule.next_valid(10 ** 6) == 9000          # never beyond the maximum
+    assert max(rule.samples()) == 9000
+    assert SizeRule(1, cube_of="g", maximum=1000).next_valid(1001) == 1000
+    assert SizeRule(1, cube_of="g", maximum=999).next_valid(1001) == 729
+    nbody = load_named("ivp", "NBody", PROJECT_ROOT)
+    top = nbody.sizes.maximum
+    assert top is not None and top // 6 <= 1500                  # a step costs O(N^2)
+    with pytest.raises(RequestError, match=f"n <= {top}"):
+        nbody.check_n(top + 6)
+
+
+def test_a_cube_grid_describes_its_root(write):
+    ivp = load(write("cube.ivp.yaml", CUBE))
+    assert ivp.environment(64) == {"n": 64, "g": 4, "P": 16}
+    assert ivp.int_names == {"j", "n", "g", "P"}
+    assert ivp.access_distance(64) == 16
+
+
+CUBE = """
+name: Cube
+n: {min: 8, max: 1000, cube_of: g}
+quantities:
+  P: "g * g"
+components:
+  - first: 0
+    size: n - P
+    code: "%in[j + P] - %in[j]"
+  - first: n - P
+    size: P
+    code: "-%in[j]"
+initial_values:
+  - first: 0
+    size: n
+    code: "1.0"
+"""
+
+
+@pytest.mark.parametrize("change, key, line, expected", [
+    (("n: {min: 8, max: 1000, cube_of: g}", "n: {min: 8, cube_of: g, square_of: h}"), "n", 2,
+     "one of square_of and cube_of"),
+    (("n: {min: 8, max: 1000, cube_of: g}", "n: {min: 8, cube_of: n}"), "n.cube_of", 2,
+     "a new name for cbrt(n / fields)"),
+    (("n: {min: 8, max: 1000, cube_of: g}", "n: {min: 8, max: 7, cube_of: g}"), "n.max", 2,
+     "a maximum of at least the minimum 8"),
+    (("n: {min: 8, max: 1000, cube_of: g}", "n: {min: 9, max: 26, cube_of: g}"), "n.max", 2,
+     "a maximum the rules can meet: the smallest valid n is 27"),
+    (("n: {min: 8, max: 1000, cube_of: g}", "n: {min: 8, fields: 2}"), "n.fields", 2,
+     "fields together with square_of or cube_of"),
+])
+def test_malformed_cube(write, change, key, line, expected):
+    assert change[0] in CUBE
+    expect_error(write("bad.ivp.yaml", CUBE.replace(*change, 1)), key=key, line=line,
+                 expected=expected)
+
+
+# --- blocks repeated on two levels ---------------------------------------------------------------
+
+def test_outer_repeat_covers_planes():
+    cube = load_named("ivp", "Diffusion3D", PROJECT_ROOT)
+    env = cube.environment(125)
+    covered = sorted(j for block in cube.components for j in block.indices(env))
+    assert covered == list(range(125))
+    interior = next(b for b in cube.components if b.outer_repeat is not None and
+                    len(b.indices(env)) == 27)
+    assert interior.starts(env)[:4] == [31, 36, 41, 56]    # rows of plane 1, then plane 2
+
+
+@pytest.mark.parametrize("extra, expected", [
+    ("    outer_repeat: 2\n", "'outer_repeat' and 'outer_stride' given together"),
+    ("    outer_repeat: 2\n    outer_stride: N\n", "'outer_repeat' with 'repeat'"),
+])
+def test_outer_repeat_needs_its_stride_and_an_inner_level(write, extra, expected):
+    text = GOOD.replace("    size: N - 1\n", "    size: N - 1\n" + extra, 1)
+    expect_error(write("bad.ivp.yaml", text), key="components[1]", line=12, expected=expected)
+
+
+# --- sum(k, LO, HI, BODY) ----------------------------------------------------------------------
+
+PAIRS = """
+name: Pairs
+n: {min: 4, multiple_of: 2}
+quantities:
+  N: "n / 2"
+constants:
+  - "double c = 0.5"
+components:
+  - first: 0
+    size: N
+    code: "%in[j + N]"
+  - first: N
+    size: N
+    code: "c * sum(k, 0, N, (%in[k] - %in[j - N]) * exp(-%in[k + N])) - %in[j]"
+initial_values:
+  - first: 0
+    size: n
+    code: "1.0"
+"""
+
+
+def test_a_sum_over_components(write):
+    ivp = load(write("pairs.ivp.yaml", PAIRS))
+    facts = ivp.block_facts(10)
+    # per component: c * (...) - %in[j] outside, 5 terms of (sub, neg, exp, mul) plus their sum
+    assert facts[1]["operations"] == {"mul": 1 + 5, "add": 1 + 5 * 2, "exp": 5}
+    assert facts[1]["loads"] == 2 + 5 * 2           # %in[j], %in[j - N]; %in[k], %in[k + N]
+    assert facts[1]["access_distance"] == 9         # j = 9 reads component k + N = 5 .. j - N = 4
+    rhs = right_hand_side(ivp, 10)
+    y = np.linspace(0.1, 1.0, 10)
+    x, v = y[:5], y[5:]
+    want = 0.5 * ((x[None, :] - x[:, None]) * np.exp(-v[None, :])).sum(axis=1) - v
+    assert np.allclose(rhs(0.0, y)[5:], want, rtol=1e-14)
+    assert component(ivp, 10)(7, 0.0, y) == pytest.approx(want[2], rel=1e-14)
+
+
+def test_a_sum_prints_as_a_statement_expression_and_renames_its_variable():
+    tree = parse_expression("2.0 * sum(k, 1, N - 1, %in[k] * %in[j])")
+    renamed = substitute(tree, {"k": Name("ivp_k"), "N": Name("ivp_N")})
+    assert to_c(renamed) == ("2.0 * ({ double ht_sum = 0.0; for (long ivp_k = 1; ivp_k < "
+                             "ivp_N - 1; ++ivp_k) ht_sum += %in[ivp_k] * %in[j]; ht_sum; })")
+    with pytest.raises(ExpressionError, match="renamed, not replaced"):
+        substitute(tree, {"k": Num(3, "3")})
+
+
+def test_a_sum_evaluates_whether_or_not_its_body_uses_the_variable():
+    y = np.arange(6.0)
+    const = parse_expression("sum(k, 0, 3, 2.0)")
+    assert Evaluator({"j": np.arange(4)}, input_vector=lambda i: y[i])(const).tolist() == [6.0] * 4
+    assert Evaluator({"j": 1})(const) == 6.0
+    reads = parse_expression("sum(k, 2, 5, %in[k] * %in[j])")
+    assert Evaluator({"j": np.arange(3)}, input_vector=lambda i: y[i])(reads).tolist() == \
+        [0.0, 9.0, 18.0]
+    assert Evaluator({"j": 2}, input_vector=lambda i: y[i])(parse_expression(
+        "sum(k, 3, 3, %in[k])")) == 0.0                                  # an empty range
+
+
+@pytest.mark.parametrize("change, expected", [
+    ("sum(k, 0, N, sum(i, 0, N, %in[i]))", "a sum inside a sum"),
+    ("sum(k, 0, N, i * %in[k])", "undefined name 'i'"),
+    ("sum(k, 0, N, %in[i])", "%in indices are integer expressions"),
+    ("sum(k, 0, N, %in[k]) + k * 1.0", "undefined name 'k'"),
+    ("sum(N, 0, N, %in[N])", "sum variable is a new name"),
+    ("sum(j, 0, N, %in[j])", "sum variable is a new name"),
+    ("sum(c, 0, N, %in[c])", "sum variable is a new name"),
+    ("sum(t, 0, N, 1.0)", "sum variable is a new name"),
+    ("sum(k, 0, j, %in[k])", "undefined name 'j'"),
+    ("sum(k, 0, N * 1.0, %in[k])", "sum bounds of integer type"),
+    ("sum(k, 0, N + 1, %in[k + N])", "at n = 4, j = 2 it reads component 4"),
+    ("sum(k, -1, N, %in[k])", "it reads component -1"),
+    ("sum(k + 1, 0, N, %in[k])", "first argument is a plain name"),
+    ("sum(k, 0, N)", "expected ','"),
+    ("sum(k, 0, N, %in[k * 0.5])", "integer expressions"),
+])
+def test_malformed_sum(write, change, expected):
+    text = PAIRS.replace("c * sum(k, 0, N, (%in[k] - %in[j - N]) * exp(-%in[k + N]))", change, 1)
+    expect_error(write("bad.ivp.yaml", text), key="components[1].code", line=None,
+                 expected=expected)
+
+
+def test_a_sum_belongs_in_component_code(write):
+    text = PAIRS.replace('    code: "1.0"', '    code: "sum(k, 0, N, 1.0)"')
+    expect_error(write("bad.ivp.yaml", text), key="initial_values[0].code", line=None,
+                 expected="without sum(...)")
+    assert "sum" in RESERVED_NAMES
+    text = PAIRS.replace("double c = 0.5", "double sum = 0.5")
+    expect_error(write("bad.ivp.yaml", text), key="constants[0]", line=None, expected="reserved")
