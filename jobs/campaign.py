@@ -94,6 +94,28 @@ def check_resume(out: Path, hardware_id: str, machine_text: str) -> None:
                            f"host is {hardware_id!r}: a campaign resumes only on its own hardware")
 
 
+PREDICTION_TABLES = ("kernels", "kernel_predictions", "variant_predictions", "prediction_sets")
+
+
+def seed_predictions(source: Path, target: Path) -> None:
+    """A new pass store starts with the first pass's predictions (the offline model is the same
+    for both; its kerncraft analyses are not run again), its run recorded as the seeding."""
+    from hybridtune.store.store import Store
+    if target.exists() or not source.is_file():
+        return
+    with Store.open(source, "r") as first:
+        frames = {name: first.frame(name) for name in PREDICTION_TABLES}
+    scratch = target.with_name(target.name + ".seeding")
+    for leftover in (scratch, Path(str(scratch) + ".journal")):
+        leftover.unlink(missing_ok=True)
+    with Store.open(scratch, "a", run={"command": "campaign seed",
+                                       "argv": ["seed predictions from", str(source)]}) as store:
+        for name, frame in frames.items():
+            if not frame.empty:
+                store.append_many(name, frame.drop(columns="run_id").to_dict("records"))
+    os.replace(scratch, target)
+
+
 def pass_scenario(scenario: Path, machine: Path, reverse: bool) -> str:
     data = yaml.safe_load(scenario.read_text())
     data["machine"] = machine.name        # beside the pass scenario
@@ -150,6 +172,8 @@ def main(argv=None) -> int:
     hybridtune = str(BIN / "hybridtune")
     for number, reverse, strategy in ((1, False, "run_all"),
                                       (2, True, f"random:1000000:{PASS_SEED}")):
+        if number > 1:
+            seed_predictions(out / "pass1.h5", out / f"pass{number}.h5")
         scenario = out / f"scenario-pass{number}.yaml"
         scenario.write_text(pass_scenario(args.scenario, out / "machine.yml", reverse))
         began = time.time()

@@ -91,6 +91,9 @@ def test_two_passes_stored_in_different_orders_merged_and_resumed(tmp_path):
     one, _ = first_timings(out / "pass1.h5")
     two, _ = first_timings(out / "pass2.h5")
     assert len(one) == len(two) == 32 and set(one) == set(two)
+    with h5py.File(out / "pass2.h5", "r") as handle:     # the second pass predicted nothing again
+        commands = list(handle["tables/runs/command"][:].astype(str))
+    assert commands[0] == "campaign seed" and "predict" not in commands
     assert one != two                       # the same pool, measured in another order
     codes, runs = first_timings(out / "ground-truth.h5")
     assert len(codes) == 64 and len(set(runs)) == 2
