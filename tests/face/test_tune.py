@@ -208,3 +208,18 @@ def test_a_dry_run_counts_a_space_filling_sample_and_writes_nothing(tune_store, 
     assert (f"8 shortlisted (2 of them a space-filling sample) ({spelling}): 0 in the store, "
             "8 to measure") in done.stdout
     assert tune_store.read_bytes() == before
+
+
+def test_an_all_pairs_size_whose_step_outlasts_the_budget_is_refused(tmp_path):
+    scenario = tmp_path / "nbody.scenario.yaml"
+    scenario.write_text("name: nbody\nmethods: [radauIIA7]\nivps: [NBody]\nskeletons: [F]\n"
+                        "machine: SkylakeSP_Gold-6148\nn: [6000]\nthreads: [1]\n"
+                        "strategy: run_all\n")
+    store = tmp_path / "never.h5"
+    done = run([str(BIN / "hybridtune"), "tune", str(scenario), "--db", str(store),
+                "--budget", "0.05"])
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("error:") == 1
+    assert "IVP NBody" in done.stderr and "n = 6000" in done.stderr
+    assert "--budget 0.05 s" in done.stderr
+    assert not store.exists() and not Path(str(store) + ".journal").exists()
