@@ -67,6 +67,26 @@ def test_nbody_form_has_a_nest_per_sum(default_scenario, radau7):
     assert totals["loads"] == totals["source_loads"]
 
 
+NEW_IVPS = ("Brusselator2D", "Diffusion3D", "StiffExp", "NBody", "Lorenz96")
+
+
+@pytest.mark.parametrize("name", NEW_IVPS)
+def test_every_kernel_of_the_new_ivps_keeps_operations_and_loads(default_scenario, radau7, name):
+    """As for the paper's IVPs: calls at their libm cost, sums as nests, the same counts."""
+    problem = ivp(name)
+    for template in default_scenario.templates:
+        if not template.evaluates_rhs:
+            continue
+        for variant in template.variants:
+            form = kerncraft_form(template, variant.name, radau7, problem)
+            totals = operation_totals(form)
+            assert form.parts, variant.name
+            assert totals["operations"] == totals["source_operations"], variant.name
+            assert totals["loads"] == totals["source_loads"], variant.name
+            for part in form.parts:
+                assert not any(word in part.code for word in ("exp", "pow", "sqrt", "?"))
+
+
 def test_a_sum_read_the_form_cannot_split_is_a_clear_error(default_scenario, radau7, write):
     text = (PROJECT_ROOT / "scenarios/ivps/NBody.ivp.yaml").read_text()
     path = write("Odd.ivp.yaml", text.replace("sum(k, 0, N, (%in[k] - %in[j - 3 * N])",
