@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hybridtune.face.rows import observed
-from hybridtune.learn.hybrid import prior_belief
+from hybridtune.learn.hybrid import HARDWARE_SPREAD, from_other_hardware, prior_belief
 from hybridtune.learn.persist import latest_models, load_model
 from hybridtune.learn.table import PREDICTION_COLUMNS, joined_rows, latest_predictions
 from hybridtune.store import Store
@@ -14,20 +14,35 @@ from hybridtune.strategies.registry import sampled
 MAX_TOGETHER = 4000      # candidates one belief holds at most (its covariance is their square)
 
 
-def prior_model(store, predictions, machine_sha256: str, hardware_id: str):
+def prior_model(store, predictions, machine_sha256: str, hardware_id: str,
+                other_hardware: bool = False):
     """The stored Gaussian process for this machine file and hardware, with the store's rows
-    (predictions: the store's variant_predictions frame), or None and why not."""
+    (predictions: the store's variant_predictions frame), or None and why not. With
+    other_hardware (a --prior store), a model of other hardware and its own machine file serves
+    where there is none of this one, its variant error widened by HARDWARE_SPREAD."""
     models = store.frame("models")
     record = latest_models(models, machine_sha256).get("gp") if not models.empty else None
+    if record is not None and record["hardware_id"] == hardware_id:
+        rows = joined_rows(predictions, store.frame("measurements"), machine_sha256, hardware_id)
+        return load_model(record, rows), ""
+    if other_hardware and not models.empty:
+        others = models[(models["kind"] == "gp") & (models["hardware_id"] != hardware_id)]
+        if not others.empty:
+            other = others.to_dict("records")[-1]
+            measurements = store.frame("measurements")
+            rows = joined_rows(predictions, measurements, other["machine_sha256"],
+                               other["hardware_id"])
+            named = measurements.loc[measurements["hardware_id"] == other["hardware_id"],
+                                     "hardware"]
+            cpu = next((h.get("model") for h in named if isinstance(h, dict) and h.get("model")),
+                       other["hardware_id"][:12])
+            return from_other_hardware(load_model(other, rows), cpu, HARDWARE_SPREAD), ""
     if record is None:
         return None, (f"the store has no Gaussian process for machine file {machine_sha256[:12]}: "
                       "`hybridtune train --db FILE` fits one on its measurements")
-    if record["hardware_id"] != hardware_id:
-        return None, (f"the store's Gaussian process for this machine file was trained on "
-                      f"measurements of hardware {record['hardware_id'][:12]}, this host is "
-                      f"{hardware_id[:12]}: measure here (tune), then `hybridtune train`")
-    rows = joined_rows(predictions, store.frame("measurements"), machine_sha256, hardware_id)
-    return load_model(record, rows), ""
+    return None, (f"the store's Gaussian process for this machine file was trained on "
+                  f"measurements of hardware {record['hardware_id'][:12]}, this host is "
+                  f"{hardware_id[:12]}: measure here (tune), then `hybridtune train`")
 
 
 def together(plans: list) -> list[list[int]]:
@@ -63,7 +78,7 @@ def searches(plans: list, store, machine_sha256: str, hardware_id: str, stop: fl
         with Store.open(prior, "r") as source:
             fitted, why_not = prior_model(source, source.frame("variant_predictions",
                                                                PREDICTION_COLUMNS),
-                                          machine_sha256, hardware_id)
+                                          machine_sha256, hardware_id, other_hardware=True)
         why_not = f"--prior {prior}: {why_not}" if why_not else f"from --prior {prior}"
     latest, _, _ = latest_predictions(predictions, machine_sha256)
     features = {tuple(key): f for key, f in zip(

@@ -23,6 +23,10 @@ OFFSET_SPREAD = 0.33
 # ground truth's reliability table of hybrid's chances (jobs/bench_strategies.sh) is within about
 # 0.1 of the observed frequencies at 0.6 and over-forecasts by up to 0.4 at 1 (chosen in-sample)
 TRAINED_SCALE = 0.6
+# A model of other hardware as the prior (tune --prior STORE): a variant's own error (log time)
+# widened by this, what leaving one host and one IVP out measured between the shipped ground truths
+# (`hybridtune evaluate --other-host`; the median of both directions)
+HARDWARE_SPREAD = 0.0
 BETTER_BY = 0.03         # the event scored: an unmeasured variant this much faster than the best held
 DRAWS = 512              # joint draws behind the chance that some variant is better
 

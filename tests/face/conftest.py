@@ -1,3 +1,4 @@
 """Fixtures of the face tests."""
 
+from learn_support import fixture_store  # noqa: F401  (fixtures)
 from tune_support import predicted_store, tune_store  # noqa: F401  (fixtures)
