@@ -20,7 +20,6 @@ import argparse
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -197,7 +196,6 @@ def main(argv=None) -> int:
     code = run([hybridtune, "train", "--db", str(merged)], sys.stdout)
     record["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     write_json(record_path, record)
-    shutil.rmtree(out / "__pycache__", ignore_errors=True)
     return code
 
 

@@ -285,15 +285,12 @@ def cmd_evaluate(args) -> int:
 
 def _host(path: str, noise_seeds: int) -> dict:
     """A ground-truth store read for evaluate: its frames, rows named by their hardware, noise."""
-    from hybridtune.learn.table import joined_rows
+    from hybridtune.learn.table import hardware_name, joined_rows
     from hybridtune.strategies.host_transfer import Host
     from hybridtune.strategies.noise import measured
     frames = read_frames(path, ("variant_predictions", "measurements", "runs"))
     rows = joined_rows(frames["variant_predictions"], frames["measurements"])
-    hardware = frames["measurements"].get("hardware")
-    named = next((h.get("model") for h in hardware if isinstance(h, dict) and h.get("model")),
-                 None) if hardware is not None else None
-    return {"frames": frames, "host": Host(named or path, rows),
+    return {"frames": frames, "host": Host(hardware_name(frames["measurements"]) or path, rows),
             "noise": measured(frames["measurements"]) if noise_seeds else None}
 
 

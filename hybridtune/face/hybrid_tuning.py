@@ -5,7 +5,8 @@ from __future__ import annotations
 from hybridtune.face.rows import observed
 from hybridtune.learn.hybrid import HARDWARE_SPREAD, from_other_hardware, prior_belief
 from hybridtune.learn.persist import latest_models, load_model
-from hybridtune.learn.table import PREDICTION_COLUMNS, joined_rows, latest_predictions
+from hybridtune.learn.table import (PREDICTION_COLUMNS, hardware_name, joined_rows,
+                                     latest_predictions)
 from hybridtune.store import Store
 from hybridtune.strategies.hybrid import HybridSearch, cover
 from hybridtune.strategies.registry import sampled
@@ -32,10 +33,7 @@ def prior_model(store, predictions, machine_sha256: str, hardware_id: str,
             measurements = store.frame("measurements")
             rows = joined_rows(predictions, measurements, other["machine_sha256"],
                                other["hardware_id"])
-            named = measurements.loc[measurements["hardware_id"] == other["hardware_id"],
-                                     "hardware"]
-            cpu = next((h.get("model") for h in named if isinstance(h, dict) and h.get("model")),
-                       other["hardware_id"][:12])
+            cpu = hardware_name(measurements, other["hardware_id"]) or other["hardware_id"][:12]
             return from_other_hardware(load_model(other, rows), cpu, HARDWARE_SPREAD), ""
     if record is None:
         return None, (f"the store has no Gaussian process for machine file {machine_sha256[:12]}: "

@@ -139,6 +139,16 @@ def joined_rows(predictions: pd.DataFrame, measurements: pd.DataFrame,
     return Rows(frame, schema, machine, every)
 
 
+def hardware_name(measurements: pd.DataFrame, hardware_id: str | None = None) -> str | None:
+    """The CPU model the measurements (of hardware_id, where given) name, or None."""
+    if "hardware" not in measurements:
+        return None
+    rows = measurements if hardware_id is None else \
+        measurements[measurements["hardware_id"] == hardware_id]
+    return next((h.get("model") for h in rows["hardware"] if isinstance(h, dict) and h.get("model")),
+                None)
+
+
 def machine_files(predictions: pd.DataFrame) -> list[str]:
     """The machine files (sha256) the store's feature rows were predicted with, first used first."""
     found: dict = {}

@@ -48,6 +48,12 @@ def residual_spread(fitted, test: pd.DataFrame) -> float:
     return float(math.sqrt(max(0.0, observed ** 2 - fitted.variant_spread ** 2)))
 
 
+def _corrected(fitted, test: pd.DataFrame) -> np.ndarray:
+    """The model's corrected times of the test rows."""
+    mean, _ = fitted.correction(test["variant"].tolist(), test["features"].tolist())
+    return test["predicted_s"].to_numpy(float) * np.exp(mean)
+
+
 def _to_within(pool: replay.Pool, replays: list) -> list[int]:
     """Measurements each replay needed to hold a variant within LOSS_WITHIN of the best (the pool's
     size where it never did)."""
@@ -106,11 +112,8 @@ def _direction(source: Host, target: Host, ivps: list, transferred: dict, own: d
         moved, note = _replayed(mine, model, noise, seeds, stop)
         home, _ = _replayed(mine, own[ivp], noise, seeds, stop)
         test = target.rows.measured[target.rows.measured["ivp"] == ivp].reset_index(drop=True)
-        variants, features = test["variant"].tolist(), test["features"].tolist()
-        predicted = test["predicted_s"].to_numpy(float)
-        accuracy = accuracy_of(test, {
-            "transferred": predicted * np.exp(transferred[ivp].correction(variants, features)[0]),
-            "own": predicted * np.exp(own[ivp].correction(variants, features)[0])})
+        accuracy = accuracy_of(test, {"transferred": _corrected(transferred[ivp], test),
+                                      "own": _corrected(own[ivp], test)})
         mean = lambda found, key: float(np.mean([v for e in found.values() for v in e[key]]))  # noqa: E731
         per_ivp[ivp] = {"pools": len(mine), "accuracy": accuracy,
                         "to_within": {"transferred": mean(moved, "to_within"),
@@ -162,9 +165,7 @@ def feature_set_comparison(rows: Rows, candidates: tuple, max_rows: int = 2000) 
                 continue
             gp = fit(train, "gp", max_rows, left_out=ivp, feature_sets=sets)
             test = rows.measured[rows.measured["ivp"] == ivp].reset_index(drop=True)
-            predicted = test["predicted_s"].to_numpy(float)
-            mean, _ = gp.correction(test["variant"].tolist(), test["features"].tolist())
-            per_ivp[ivp] = accuracy_of(test, {"gp": predicted * np.exp(mean)})["gp"]
+            per_ivp[ivp] = accuracy_of(test, {"gp": _corrected(gp, test)})["gp"]
         out["+".join(sets) or "none"] = _accuracy_summary(per_ivp)
     return out
 
@@ -180,10 +181,8 @@ def host_feature_comparison(a: Host, b: Host, candidates: tuple, max_rows: int =
             measured = target.rows.measured
             for ivp in sorted(set(measured["ivp"])):
                 test = measured[measured["ivp"] == ivp].reset_index(drop=True)
-                predicted = test["predicted_s"].to_numpy(float)
-                mean, _ = gp.correction(test["variant"].tolist(), test["features"].tolist())
                 per[f"{source.name} -> {target.name}: {ivp}"] = accuracy_of(
-                    test, {"gp": predicted * np.exp(mean)})["gp"]
+                    test, {"gp": _corrected(gp, test)})["gp"]
         out["+".join(sets) or "none"] = _accuracy_summary(per)
     return out
 
