@@ -79,8 +79,8 @@ def test_the_rows_of_one_machine_file_are_those_read_rows_gives(tmp_path):
     mine = read_rows(str(path))[0].machine_sha256
     other = "0f" * 32
     with Store.open(path, "r") as store:     # the latest ranking's row of each variant
-        predictions = store.frame("variant_predictions").drop_duplicates(
-            ["method", "ivp", "n", "threads", "variant"], keep="last")
+        stored = store.frame("variant_predictions")
+    predictions = stored.drop_duplicates(["method", "ivp", "n", "threads", "variant"], keep="last")
     moved = predictions.assign(
         predicted_s=predictions["predicted_s"] * 2,
         features=[{**f, "machine_sha256": other} if f.get("machine_sha256") == mine else f
@@ -93,7 +93,7 @@ def test_the_rows_of_one_machine_file_are_those_read_rows_gives(tmp_path):
         assert (rows.machine_sha256, rows.feature_schema) == (machine, expected.feature_schema)
         pd.testing.assert_frame_equal(rows.frame, expected.frame)
         pd.testing.assert_frame_equal(rows.every, expected.every)
-        assert len(frames["variant_predictions"]) < len(predictions) + len(moved.iloc[::3])
+        assert len(frames["variant_predictions"]) < len(stored) + len(moved.iloc[::3])
     assert len(machine_rows(str(path), other)[0].frame) == len(moved.iloc[::3])
     with pytest.raises(RequestError) as expected:
         read_rows(str(path), "ee" * 32)
