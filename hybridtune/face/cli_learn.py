@@ -261,6 +261,8 @@ def cmd_evaluate(args) -> int:
                     "curves": result.curves, "offline_by_regime": regimes,
                     "sample_shares": valued, "notes": result.notes})
     from hybridtune.strategies import host_transfer as hosts
+    from hybridtune.strategies.noise import pass_agreement
+    out["pass_agreement"] = pass_agreement(host["frames"]["measurements"])
     if args.feature_sets:
         out["feature_sets"] = {"leave_one_ivp_out": hosts.feature_set_comparison(
             rows, ((), ("ivp",)))}
@@ -274,9 +276,11 @@ def cmd_evaluate(args) -> int:
         print(json.dumps(out, indent=1))
         return 0
     from hybridtune.face.evaluation_text import (evaluation_lines, feature_set_lines,
-                                                 host_transfer_lines, regime_lines, share_lines)
+                                                 host_transfer_lines, pass_agreement_lines,
+                                                 regime_lines, share_lines)
     lines = [] if result is None else \
         evaluation_lines(result) + regime_lines(regimes) + share_lines(valued)
+    lines += pass_agreement_lines(out["pass_agreement"])
     lines += feature_set_lines(out.get("feature_sets", {}))
     lines += host_transfer_lines(out.get("hosts"))
     print("\n".join(lines))

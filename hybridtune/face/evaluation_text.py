@@ -137,6 +137,17 @@ def evaluation_lines(result) -> list[str]:
     return lines
 
 
+def pass_agreement_lines(found: dict) -> list[str]:
+    """Per IVP, the Kendall tau between two passes' timings and the tau it leaves a model."""
+    if not found:
+        return []
+    return ["", "Two passes of the same variants (Kendall tau between them; the tau the true "
+                "times would reach against their mean):"] + [
+        f"  {ivp:<14} {entry['kendall_tau']:.2f}; {entry['tau_ceiling']:.2f} "
+        f"({entry['pairs']} variants in {entry['configurations']} configuration(s))"
+        for ivp, entry in found.items()]
+
+
 def feature_set_lines(found: dict) -> list[str]:
     """The feature-set comparisons: per candidate the corrected model's tau and error."""
     lines = []

@@ -112,8 +112,8 @@ def barrier_fit(scenario: Scenario, max_threads: int, store, measure: bool = Tru
     """The barrier cost of this machine (stored, else measured and stored); none for other
     machines, and none where it would have to be measured but measure is False."""
     if not scenario.on_host:
-        return None, (f"no barrier cost: {scenario.machine.name} is not this machine, t_com "
-                      "counted as 0")
+        return None, ("no barrier cost: the scenario's machine is a machine file, not `host` "
+                      "(this machine, probed), so no barrier is measured; t_com counted as 0")
     host = node_name()
     if store is not None:
         fits = store.frame("comm_fits")

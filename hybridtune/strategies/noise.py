@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.stats import t as student_t
+from scipy.stats import kendalltau, t as student_t
 
 from hybridtune.learn.table import CONFIG, KEY, ok_measurements
 from hybridtune.learn.timing import RETIMED, TIMING_SPREAD
@@ -62,7 +62,33 @@ def pass_ratios(measurements: pd.DataFrame, hardware_id: str | None = None) -> p
     both = pd.concat({"one": one, "two": two}, axis=1, join="inner").reset_index()
     both["ratio"] = np.log(both["two"].to_numpy(float) / both["one"].to_numpy(float))
     both["shift"] = both.groupby(list(CONFIG))["ratio"].transform("median")
-    return both[list(KEY) + ["ratio", "shift"]]
+    return both[list(KEY) + ["one", "two", "ratio", "shift"]]
+
+
+def pass_agreement(measurements: pd.DataFrame, hardware_id: str | None = None,
+                   min_pairs: int = 10) -> dict:
+    """Per IVP, how far two passes order its variants alike: the mean over its configurations
+    (those with min_pairs variants timed twice) of the Kendall tau between the passes' first
+    timings, and the tau the true times would reach against the mean of the two passes (the
+    most a model's tau can be expected to reach; tau_ceiling)."""
+    pairs = pass_ratios(measurements, hardware_id)
+    out: dict = {}
+    for (ivp, *_), pool in pairs.groupby(["ivp", "method", "n", "threads"]):
+        if len(pool) >= min_pairs:
+            out.setdefault(ivp, []).append(
+                (float(kendalltau(pool["one"], pool["two"]).statistic), len(pool)))
+    return {ivp: {"kendall_tau": float(np.mean([t for t, _ in found])),
+                  "tau_ceiling": float(np.mean([tau_ceiling(t) for t, _ in found])),
+                  "configurations": len(found), "pairs": sum(k for _, k in found)}
+            for ivp, found in sorted(out.items())}
+
+
+def tau_ceiling(between_passes: float) -> float:
+    """The Kendall tau of the true times against the mean of two passes whose taus between each
+    other is between_passes, each pass the truth plus independent noise of one spread (jointly
+    normal: tau = 2/pi asin(rho), and the mean of two halves the noise's variance)."""
+    rho = math.sin(math.pi * max(between_passes, 0.0) / 2)
+    return 2 / math.pi * math.asin(math.sqrt(2 * rho / (1 + rho)))
 
 
 def measured(measurements: pd.DataFrame, hardware_id: str | None = None) -> Noise:

@@ -112,6 +112,7 @@ def test_evaluate_json_scores_every_strategy(capsys, copy):
                                  "gp_other_sizes"}
     assert len(result["configurations"]) == 8 and result["notes"] == []
     assert result["transfer"]["configurations"] == 8
+    assert result["pass_agreement"] == {}           # one pass: nothing to compare
     code, text, err = run(capsys, "evaluate", "--db", str(copy), "--noise-seeds", "3")
     assert code == 0, err
     assert text.startswith("strategies on 8 whole-pool configurations")
@@ -122,6 +123,7 @@ def test_evaluate_json_scores_every_strategy(capsys, copy):
     assert "the offline model's errors within" in text
     assert "Brier score" in text
     assert "the store holds 0 pairs of passes" in text and "mean over 3 seeds" in text
+    assert "Two passes of the same variants" not in text
     assert "left-out IVP accuracy" in text and "first variant measured within 5%" in text
     assert "gp on a size or thread count never measured" in text
     assert "orders taken from other configurations' measured times" in text

@@ -42,6 +42,29 @@ def test_a_store_with_too_few_pairs_borrows_the_shipped_spread_and_says_so():
     assert abs(np.mean(found.errors)) < 1e-9 and found.errors.max() > 3 * noise.BORROWED_SPREAD
 
 
+def test_two_passes_agree_as_kendall_tau_says_and_pools_of_few_pairs_are_left_out():
+    from scipy.stats import kendalltau
+    passes = _passes(40, shift=0.07)
+    first, second = (passes[passes["run_id"] == run]["median_s"].to_numpy() for run in ("p1", "p2"))
+    found = noise.pass_agreement(passes)
+    assert found["i"]["kendall_tau"] == pytest.approx(kendalltau(first, second).statistic)
+    assert 0 < found["i"]["kendall_tau"] < 1 and (found["i"]["pairs"], found["i"]["configurations"]) == (40, 1)
+    assert noise.pass_agreement(_passes(5, shift=0.0)) == {}
+
+
+def test_the_tau_ceiling_is_what_the_truth_reaches_against_the_mean_of_two_noisy_passes():
+    from scipy.stats import kendalltau
+    generator = np.random.default_rng(3)
+    truth = generator.standard_normal(4000)
+    for spread in (0.3, 1.0):
+        one, two = (truth + spread * generator.standard_normal(4000) for _ in range(2))
+        between = kendalltau(one, two).statistic
+        reached = kendalltau(truth, (one + two) / 2).statistic
+        assert noise.tau_ceiling(between) == pytest.approx(reached, abs=0.02)
+        assert between < noise.tau_ceiling(between) < 1
+    assert (noise.tau_ceiling(0.0), noise.tau_ceiling(1.0)) == pytest.approx((0.0, 1.0))
+
+
 def test_every_strategy_meets_the_same_draws_and_no_noise_is_zero():
     shared = noise.borrowed()
     one = noise.draws(shared, 3, ("m", "i", 600, 1), 10)
