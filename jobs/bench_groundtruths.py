@@ -5,7 +5,8 @@
    judged by leaving one IVP (one host) out, and hybrid on each host with the other host's model;
 2. `hybridtune evaluate --db B --json --noise-seeds S --feature-sets`: the same for host B without
    the transfer (computed once, in 1).
-The two evaluations run side by side. Writes data/bench/groundtruths.json (each host's CPU named)
+The two evaluations run side by side; --host-b-result FILE takes 2 from a file an earlier run of
+its command wrote instead (the file named in the report). Writes data/bench/groundtruths.json (each host's CPU named)
 and prints the headline numbers.
 """
 
@@ -42,16 +43,22 @@ def main() -> None:
     parser.add_argument("--host-a", default="data/groundtruth/amd-epyc/ground-truth.h5")
     parser.add_argument("--host-b", default="data/groundtruth/ground-truth.h5")
     parser.add_argument("--noise-seeds", type=int, default=20)
+    parser.add_argument("--host-b-result", type=Path,
+                        help="the output of `hybridtune evaluate --db HOST_B --json --noise-seeds S "
+                             "--feature-sets`, run before, instead of running it again")
     args = parser.parse_args()
     start = time.perf_counter()
     both = evaluate(args.host_a, args.noise_seeds, "--other-host", args.host_b)
-    other = evaluate(args.host_b, args.noise_seeds)
-    a, b = finished(both, args.host_a), finished(other, args.host_b)
+    other = None if args.host_b_result else evaluate(args.host_b, args.noise_seeds)
+    a = finished(both, args.host_a)
+    b = json.loads(args.host_b_result.read_text()) if other is None else finished(other, args.host_b)
     report = {"command": "jobs/bench_groundtruths.sh " + " ".join(sys.argv[1:]),
               "started": time.strftime("%Y-%m-%dT%H:%M:%S"), "replayed_on": platform.node(),
               "seconds": time.perf_counter() - start, "noise_seeds": args.noise_seeds,
               "host_a": {"store": args.host_a, **{k: a[k] for k in a if k != "hosts"}},
-              "host_b": {"store": args.host_b, **b}, "hosts": a["hosts"]}
+              "host_b": {"store": args.host_b, **b, **({"from_file": str(args.host_b_result)}
+                                                      if args.host_b_result else {})},
+              "hosts": a["hosts"]}
     out = ROOT / "data" / "bench" / "groundtruths.json"
     out.write_text(json.dumps(report, indent=1) + "\n")
     for name, result in (("A " + args.host_a, a), ("B " + args.host_b, b)):
