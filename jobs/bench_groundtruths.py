@@ -1,13 +1,14 @@
 """Benchmark of the two shipped ground truths, replayed (no measuring): leave one IVP out on each host, and leave one host and one IVP out both ways.
 
-1. `hybridtune evaluate --db A --json --noise-seeds S --feature-sets --other-host B`: host A's
-   strategy table and models' accuracy with each IVP left out, the IVP and machine feature sets
-   judged by leaving one IVP (one host) out, and hybrid on each host with the other host's model;
-2. `hybridtune evaluate --db B --json --noise-seeds S --feature-sets`: the same for host B without
-   the transfer (computed once, in 1).
-The two evaluations run side by side; --host-b-result FILE takes 2 from a file an earlier run of
-its command wrote instead (the file named in the report). Writes data/bench/groundtruths.json (each host's CPU named)
-and prints the headline numbers.
+1. `hybridtune evaluate --db A --json --noise-seeds S --feature-sets`: host A's strategy table,
+   models' accuracy with each IVP left out and the IVP feature set judged by leaving one IVP out;
+2. `hybridtune evaluate --db A --json --noise-seeds S --feature-sets --other-host B
+   --no-strategies`: the machine feature set judged by leaving one host out, and hybrid on each
+   host with the other host's model;
+3. `hybridtune evaluate --db B --json --noise-seeds S --feature-sets`: 1 for host B.
+The three run side by side; --host-b-result FILE takes 3 from a file an earlier run of its command
+wrote instead (the file named in the report). Writes data/bench/groundtruths.json (each host's CPU
+named) and prints the headline numbers.
 """
 
 from __future__ import annotations
@@ -38,6 +39,11 @@ def finished(process: subprocess.Popen, what: str) -> dict:
     return json.loads(out)
 
 
+def cpu_name() -> str:
+    from hybridtune.measure.provenance import hardware_identity
+    return hardware_identity()["hardware"]["model"]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--host-a", default="data/groundtruth/amd-epyc/ground-truth.h5")
@@ -47,13 +53,16 @@ def main() -> None:
                         help="the output of `hybridtune evaluate --db HOST_B --json --noise-seeds S "
                              "--feature-sets`, run before, instead of running it again")
     args = parser.parse_args()
-    start = time.perf_counter()
-    both = evaluate(args.host_a, args.noise_seeds, "--other-host", args.host_b)
+    start, started = time.perf_counter(), time.strftime("%Y-%m-%dT%H:%M:%S")
+    own = evaluate(args.host_a, args.noise_seeds)
+    both = evaluate(args.host_a, args.noise_seeds, "--other-host", args.host_b, "--no-strategies")
     other = None if args.host_b_result else evaluate(args.host_b, args.noise_seeds)
-    a = finished(both, args.host_a)
+    a, hosts = finished(own, args.host_a), finished(both, f"{args.host_a} with {args.host_b}")
+    a["feature_sets"]["leave_one_host_out"] = hosts["feature_sets"]["leave_one_host_out"]
+    a["hosts"] = hosts["hosts"]
     b = json.loads(args.host_b_result.read_text()) if other is None else finished(other, args.host_b)
     report = {"command": "jobs/bench_groundtruths.sh " + " ".join(sys.argv[1:]),
-              "started": time.strftime("%Y-%m-%dT%H:%M:%S"), "replayed_on": platform.node(),
+              "started": started, "replayed_on": f"{platform.node()} ({cpu_name()})",
               "seconds": time.perf_counter() - start, "noise_seeds": args.noise_seeds,
               "host_a": {"store": args.host_a, **{k: a[k] for k in a if k != "hosts"}},
               "host_b": {"store": args.host_b, **b, **({"from_file": str(args.host_b_result)}

@@ -159,9 +159,16 @@ def main(argv=None) -> int:
     except BadInput as exc:
         print(f"campaign: {exc}", file=sys.stderr)
         return 2
+    record_path = out / "campaign.json"
+    merged = out / "ground-truth.h5"
+    if record_path.is_file() and merged.is_file() and "finished_at" in json.loads(
+            record_path.read_text()):
+        print(f"campaign: finished at {json.loads(record_path.read_text())['finished_at']}; its "
+              f"store is {merged} (both passes; the pass stores are not needed any more). "
+              "Nothing to do: give another --out for a new campaign")
+        return 0
     out.mkdir(parents=True, exist_ok=True)
     (out / "machine.yml").write_text(machine_text)
-    record_path = out / "campaign.json"
     record = json.loads(record_path.read_text()) if record_path.is_file() else {
         "hardware_id": hardware_id, "cpu": cpu, "hardware": identity["hardware"],
         "scenario": str(args.scenario.relative_to(ROOT) if args.scenario.is_relative_to(ROOT)
@@ -185,7 +192,6 @@ def main(argv=None) -> int:
         write_json(record_path, record)
         if code != 0:
             return code
-    merged = out / "ground-truth.h5"
     scratch = out / "ground-truth.merging.h5"
     scratch.unlink(missing_ok=True)
     code = run([hybridtune, "store", "merge", str(out / "pass1.h5"), str(out / "pass2.h5"),

@@ -99,7 +99,15 @@ def test_two_passes_stored_in_different_orders_merged_and_resumed(tmp_path):
     assert len(codes) == 64 and len(set(runs)) == 2
     assert np.all(np.unique(codes, return_counts=True)[1] == 2)
 
+    finished = campaign(*args)
+    assert finished.returncode == 0 and "Nothing to do" in finished.stdout, finished.stderr
+    assert first_timings(out / "ground-truth.h5")[0] == codes
+    # killed after the second pass, before the merge: rerunning resumes
+    unfinished = {key: value for key, value in record.items() if key != "finished_at"}
+    (out / "campaign.json").write_text(json.dumps(unfinished))
+    (out / "ground-truth.h5").unlink()
     again = campaign(*args)
     assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
     assert first_timings(out / "pass1.h5")[0] == one     # resumed: nothing measured twice
     assert first_timings(out / "pass2.h5")[0] == two
+    assert first_timings(out / "ground-truth.h5")[0] == codes
