@@ -25,10 +25,10 @@ OFFSET_SPREAD = 0.33
 TRAINED_SCALE = 0.6
 # A model of other hardware as the prior (tune --prior STORE): a variant's own error (log time)
 # widened by this, what leaving one host and one IVP out measured between the shipped ground truths
-# (`hybridtune evaluate --db data/groundtruth/amd-epyc/pass1.h5 --other-host
-# data/groundtruth/ground-truth.h5`: the Xeon's models miss on the AMD EPYC's variants by 0.207
-# beyond their stated error, the AMD EPYC's on the Xeon's by 0.141; their median)
-HARDWARE_SPREAD = 0.174
+# (jobs/bench_groundtruths.sh, data/bench/groundtruths.json: the AMD EPYC's models miss on the
+# Xeon's variants by 0.148 beyond their stated error, the Xeon's on the AMD EPYC's by 0.104; their
+# median)
+HARDWARE_SPREAD = 0.126
 BETTER_BY = 0.03         # the event scored: an unmeasured variant this much faster than the best held
 DRAWS = 512              # joint draws behind the chance that some variant is better
 
