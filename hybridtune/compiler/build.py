@@ -7,6 +7,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass
 from functools import lru_cache
@@ -43,6 +44,16 @@ def compiler() -> str:
         raise CompilerMissing(f"C compiler '{cc}' not found on PATH: install gcc (Debian: apt-get "
                               "install gcc) or set CC")
     return cc
+
+
+def mpi_compiler() -> str:
+    """The MPI compiler wrapper beside this Python (the mpich wheel's mpicc), else one on PATH."""
+    beside = Path(sys.executable).parent / "mpicc"
+    found = str(beside) if beside.is_file() else shutil.which("mpicc")
+    if found is None:
+        raise CompilerMissing("MPI compiler 'mpicc' not found beside this Python or on PATH: "
+                              "install the project (`make install`: the mpich wheel brings it)")
+    return found
 
 
 @lru_cache(maxsize=None)
@@ -97,9 +108,11 @@ def is_built(name: str, sources: dict[str, str], shared: bool, extra_flags: tupl
     return _place(compiler(), name, sources, shared, extra_flags)[2].is_file()
 
 
-def build(name: str, sources: dict[str, str], shared: bool, extra_flags: tuple = ()) -> BuildResult:
-    """Compile sources (file name -> text; native/ headers are on the include path) once per key."""
-    cc = compiler()
+def build(name: str, sources: dict[str, str], shared: bool, extra_flags: tuple = (),
+          mpi: bool = False) -> BuildResult:
+    """Compile sources (file name -> text; native/ headers are on the include path) once per key;
+    with mpi, by the MPI compiler wrapper."""
+    cc = mpi_compiler() if mpi else compiler()
     flags, folder, target = _place(cc, name, sources, shared, extra_flags)
     main_source = folder / sorted(sources)[0]
     if target.is_file():

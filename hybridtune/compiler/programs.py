@@ -19,9 +19,10 @@ def omp_environment(threads: int) -> dict[str, str]:
     return env
 
 
-def build_program(name: str, source: str) -> Path:
-    """Compile one benchmark program (cached); a compiler error raises HybridtuneError."""
-    result = build(name, {name + ".c": source}, shared=False)
+def build_program(name: str, source: str, mpi: bool = False) -> Path:
+    """Compile one benchmark program (cached; with mpi, as an MPI program); a compiler error
+    raises HybridtuneError."""
+    result = build(name, {name + ".c": source}, shared=False, mpi=mpi)
     if not result.ok or result.path is None:
         raise HybridtuneError(f"building {name} failed: {result.message}")
     return result.path
