@@ -28,12 +28,15 @@ def build_program(name: str, source: str, mpi: bool = False) -> Path:
     return result.path
 
 
-def run_json(program: Path, args: list[str], threads: int, timeout_s: float) -> dict:
-    """Run a built benchmark with `threads` OpenMP threads; its JSON output, or HybridtuneError."""
+def run_json(program: Path, args: list[str], threads: int, timeout_s: float,
+             launcher: tuple = (), env: dict | None = None) -> dict:
+    """Run a built benchmark with `threads` OpenMP threads (through launcher, a command prefix
+    such as mpiexec's, in env where given); its JSON output, or HybridtuneError."""
     name = program.name
     try:
-        result = subprocess.run([str(program), *args], capture_output=True, text=True,
-                                env=omp_environment(threads), timeout=timeout_s)
+        result = subprocess.run([*launcher, str(program), *args], capture_output=True, text=True,
+                                env=env if env is not None else omp_environment(threads),
+                                timeout=timeout_s)
     except subprocess.TimeoutExpired:
         raise HybridtuneError(f"{name} {' '.join(args)} timed out after {timeout_s:g} s "
                               f"with {threads} threads") from None

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import math
-import os
-import subprocess
 from dataclasses import dataclass
 
 from hybridtune.compiler.build import native_source
-from hybridtune.compiler.programs import build_program
+from hybridtune.compiler.programs import build_program, omp_environment, run_json
 from hybridtune.errors import HybridtuneError
 from hybridtune.measure.launch_env import child_environment, nested_mpi_command
 
@@ -49,22 +46,10 @@ def pingpong(sizes: list[int], reps: int = 15, target_s: float = 0.01, ranks: in
         raise HybridtuneError(f"pingpong needs reps >= 1, ranks >= 2 and 0 < target_s < 10, got "
                               f"{reps}, {ranks}, {target_s}")
     program = build_program(PINGPONG_PROGRAM, native_source(PINGPONG_PROGRAM + ".c"), mpi=True)
-    command = nested_mpi_command(ranks, [str(program), "-r", str(reps), "-t", str(target_s),
-                                         *[str(s) for s in sizes]])
     limit = timeout_s if timeout_s is not None else pingpong_timeout(sizes, reps, target_s)
-    env = {**child_environment(os.environ), "OMP_NUM_THREADS": "1"}
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=limit)
-    except subprocess.TimeoutExpired:
-        raise HybridtuneError(f"{PINGPONG_PROGRAM} on {ranks} ranks timed out after {limit:g} s") from None
-    if done.returncode != 0:
-        raise HybridtuneError(f"{PINGPONG_PROGRAM} on {ranks} ranks failed with exit status "
-                              f"{done.returncode}: {done.stderr.strip()[-2000:] or '(no message)'}")
-    try:
-        data = json.loads(done.stdout)
-    except json.JSONDecodeError as exc:
-        raise HybridtuneError(f"{PINGPONG_PROGRAM} printed no valid JSON ({exc}): "
-                              f"{done.stdout.strip()[-500:]!r}") from None
+    launcher = tuple(nested_mpi_command(ranks, []))
+    data = run_json(program, ["-r", str(reps), "-t", str(target_s), *[str(s) for s in sizes]], 1,
+                    limit, launcher, child_environment(omp_environment(1)))
     return _parsed(data, sizes, reps, ranks)
 
 
