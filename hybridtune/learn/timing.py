@@ -12,7 +12,10 @@ RETIMED = "interleaved"         # re-timed in turn with the close contenders of 
 CLOSE_WITHIN = 0.10             # a contender: first timing within this share of the best's
 RETIME_MAX = 8                  # contenders re-timed per configuration
 # The run-to-run noise of one timing: robust standard deviation of its log error between two passes
-# of the shipped ground truth (773 pairs, Intel Xeon; `hybridtune evaluate` measures a store's own)
+# of the shipped ground truth (773 pairs, Intel Xeon; `hybridtune evaluate` measures a store's own).
+# Derived when the passes were paired by row id, which swapped some; paired in store order the same
+# pairs give 0.031 (CHANGELOG 2026-12-05): this value, also hybrid's floor for a timing's noise, is
+# still the wider one
 TIMING_SPREAD = 0.068
 
 

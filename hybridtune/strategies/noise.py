@@ -54,7 +54,7 @@ def pass_ratios(measurements: pd.DataFrame, hardware_id: str | None = None) -> p
     ok = ok_measurements(measurements, hardware_id)
     if ok.empty or "run_id" not in ok:
         return pd.DataFrame(columns=list(KEY) + ["ratio", "shift"])
-    first = ok[ok["timing"] != RETIMED].sort_values("row_id", kind="stable")
+    first = ok[ok["timing"] != RETIMED]          # in the order the store holds them: appending
     first = first.drop_duplicates(list(KEY) + ["code_sha256", "compiler_flags", "run_id"])
     same = list(KEY) + ["code_sha256", "compiler_flags"]
     first = first.assign(_pass=first.groupby(same).cumcount())

@@ -35,6 +35,18 @@ def test_the_noise_of_two_passes_is_their_ratio_less_the_common_shift():
     assert found.spread == pytest.approx(1.4826 * 0.02 / math.sqrt(2))
 
 
+def test_passes_are_paired_in_the_order_the_store_holds_them_whatever_their_row_ids():
+    # stores name rows by random hex ids: sorting by them would swap the passes of some variants
+    passes = _passes(40, shift=0.07)
+    passes["row_id"] = [f"{(7919 * i) % 997:03x}" for i in range(len(passes))]
+    assert not passes["row_id"].is_monotonic_increasing
+    found = noise.measured(passes)
+    expected = np.array([0.02 * ((i % 5) - 2) for i in range(40)]) / math.sqrt(2)
+    assert sorted(found.errors) == pytest.approx(sorted(np.concatenate([expected, -expected])))
+    assert noise.pass_agreement(passes)["i"]["kendall_tau"] == pytest.approx(
+        noise.pass_agreement(_passes(40, shift=0.07))["i"]["kendall_tau"])
+
+
 def test_a_store_with_too_few_pairs_borrows_the_shipped_spread_and_says_so():
     found = noise.measured(_passes(5, shift=0.0))
     assert "borrowed" in found.source and "5 pairs of passes" in found.source
