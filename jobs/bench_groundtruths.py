@@ -1,10 +1,10 @@
 """Benchmark of the two shipped ground truths, replayed (no measuring): leave one IVP out on each host, and leave one host and one IVP out both ways.
 
-1. `hybridtune evaluate --db A --json --noise-seeds S --feature-sets`: host A's strategy table,
-   models' accuracy with each IVP left out and the IVP feature set judged by leaving one IVP out;
+1. `hybridtune evaluate --db A --json --noise-seeds S`: host A's strategy table and models'
+   accuracy with each IVP left out;
 2. `hybridtune evaluate --db A --json --noise-seeds S --feature-sets --other-host B
-   --no-strategies`: the machine feature set judged by leaving one host out, and hybrid on each
-   host with the other host's model;
+   --no-strategies`: the IVP feature set judged by leaving one IVP out of A, the machine feature
+   set by leaving one host out, and hybrid on each host with the other host's model;
 3. `hybridtune evaluate --db B --json --noise-seeds S --feature-sets`: 1 for host B.
 The three run side by side; --host-b-result FILE takes 3 from a file an earlier run of its command
 wrote instead (the file named in the report). Writes data/bench/groundtruths.json (each host's CPU
@@ -28,7 +28,7 @@ HEADLINE = ("hybrid", "hybrid (no model)", "RunAll", "preselect:5")
 
 def evaluate(store: str, seeds: int, *extra: str) -> subprocess.Popen:
     return subprocess.Popen([str(BIN / "hybridtune"), "evaluate", "--db", store, "--json",
-                             "--noise-seeds", str(seeds), "--feature-sets", *extra],
+                             "--noise-seeds", str(seeds), *extra],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
 
 
@@ -55,11 +55,12 @@ def main() -> None:
     args = parser.parse_args()
     start, started = time.perf_counter(), time.strftime("%Y-%m-%dT%H:%M:%S")
     own = evaluate(args.host_a, args.noise_seeds)
-    both = evaluate(args.host_a, args.noise_seeds, "--other-host", args.host_b, "--no-strategies")
-    other = None if args.host_b_result else evaluate(args.host_b, args.noise_seeds)
+    both = evaluate(args.host_a, args.noise_seeds, "--feature-sets", "--other-host", args.host_b,
+                    "--no-strategies")
+    other = None if args.host_b_result else evaluate(args.host_b, args.noise_seeds,
+                                                     "--feature-sets")
     a, hosts = finished(own, args.host_a), finished(both, f"{args.host_a} with {args.host_b}")
-    a["feature_sets"]["leave_one_host_out"] = hosts["feature_sets"]["leave_one_host_out"]
-    a["hosts"] = hosts["hosts"]
+    a["feature_sets"], a["hosts"] = hosts["feature_sets"], hosts["hosts"]
     b = json.loads(args.host_b_result.read_text()) if other is None else finished(other, args.host_b)
     report = {"command": "jobs/bench_groundtruths.sh " + " ".join(sys.argv[1:]),
               "started": started, "replayed_on": f"{platform.node()} ({cpu_name()})",

@@ -161,15 +161,15 @@ def main(argv=None) -> int:
         return 2
     record_path = out / "campaign.json"
     merged = out / "ground-truth.h5"
-    if record_path.is_file() and merged.is_file() and "finished_at" in json.loads(
-            record_path.read_text()):
-        print(f"campaign: finished at {json.loads(record_path.read_text())['finished_at']}; its "
-              f"store is {merged} (both passes; the pass stores are not needed any more). "
-              "Nothing to do: give another --out for a new campaign")
+    started = json.loads(record_path.read_text()) if record_path.is_file() else None
+    if started and merged.is_file() and "finished_at" in started:
+        print(f"campaign: finished at {started['finished_at']}; its store is {merged} (both "
+              "passes; the pass stores are not needed any more). Nothing to do: give another "
+              "--out for a new campaign")
         return 0
     out.mkdir(parents=True, exist_ok=True)
     (out / "machine.yml").write_text(machine_text)
-    record = json.loads(record_path.read_text()) if record_path.is_file() else {
+    record = started if started is not None else {
         "hardware_id": hardware_id, "cpu": cpu, "hardware": identity["hardware"],
         "scenario": str(args.scenario.relative_to(ROOT) if args.scenario.is_relative_to(ROOT)
                         else args.scenario),

@@ -41,8 +41,13 @@ class HockneyFit:
         """Predicted seconds of one message of `size` bytes."""
         if isinstance(size, bool) or not isinstance(size, (int, float)) or size < 0:
             raise HybridtuneError(f"a message size in bytes >= 0, got {size!r}")
-        piece = [p for p in self.pieces if size >= p.from_bytes or p is self.pieces[0]][-1]
-        return max(0.0, piece.alpha_s + piece.beta_s_per_byte * size)
+        return _seconds(self.pieces, size)
+
+
+def _seconds(pieces: tuple[Piece, ...], size: float) -> float:
+    """The time of the last piece starting at or below size (the first starts at 0)."""
+    piece = [p for p in pieces if size >= p.from_bytes][-1]
+    return max(0.0, piece.alpha_s + piece.beta_s_per_byte * size)
 
 
 def _line(sizes: np.ndarray, seconds: np.ndarray) -> tuple[float, float]:
@@ -54,8 +59,7 @@ def _line(sizes: np.ndarray, seconds: np.ndarray) -> tuple[float, float]:
 
 
 def _relative_rms(pieces: tuple[Piece, ...], sizes, seconds) -> float:
-    fit = HockneyFit(pieces, 0.0, 0.0, (), "")
-    errors = [(fit.seconds(int(n)) - t) / t for n, t in zip(sizes, seconds)]
+    errors = [(_seconds(pieces, n) - t) / t for n, t in zip(sizes, seconds)]
     return math.sqrt(sum(e * e for e in errors) / len(errors))
 
 
@@ -75,16 +79,16 @@ def fit_hockney(points) -> HockneyFit:
     seconds = np.array([ordered[i][1] for i in used], float)
     alpha, beta = _line(sizes, seconds)
     best = (Piece(0, alpha, beta),)
-    error = _relative_rms(best, sizes, seconds)
+    error = fit_error = _relative_rms(best, sizes, seconds)
     note = f"one line over {len(used)} sizes"
     for split in range(MIN_SEGMENT, len(used) - MIN_SEGMENT + 1):
         lower, upper = _line(sizes[:split], seconds[:split]), _line(sizes[split:], seconds[split:])
         pieces = (Piece(0, *lower), Piece(int(sizes[split]), *upper))
         candidate = _relative_rms(pieces, sizes, seconds)
-        if candidate < SWITCH_GAIN * error and candidate < _relative_rms(best, sizes, seconds):
-            best, note = pieces, (f"two pieces, the second from {int(sizes[split])} bytes: "
-                                  f"{candidate:.1%} against {error:.1%} for one line")
-    fit_error = _relative_rms(best, sizes, seconds)
+        if candidate < SWITCH_GAIN * error and candidate < fit_error:
+            best, fit_error = pieces, candidate
+            note = (f"two pieces, the second from {int(sizes[split])} bytes: "
+                    f"{candidate:.1%} against {error:.1%} for one line")
     held_sizes = [ordered[i][0] for i in held]
     held_error = _relative_rms(best, held_sizes, [ordered[i][1] for i in held])
     return HockneyFit(best, fit_error, held_error, tuple(held_sizes),

@@ -84,7 +84,7 @@ def pass_agreement(measurements: pd.DataFrame, hardware_id: str | None = None,
 
 
 def tau_ceiling(between_passes: float) -> float:
-    """The Kendall tau of the true times against the mean of two passes whose taus between each
+    """The Kendall tau of the true times against the mean of two passes whose tau between each
     other is between_passes, each pass the truth plus independent noise of one spread (jointly
     normal: tau = 2/pi asin(rho), and the mean of two halves the noise's variance)."""
     rho = math.sin(math.pi * max(between_passes, 0.0) / 2)
