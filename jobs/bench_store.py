@@ -32,7 +32,7 @@ def kernel_prediction(i: int) -> dict:
 
 def variant_prediction(i: int) -> dict:
     return dict(scenario="default", method="radauIIA7", ivp="Cusp", n=10**6, threads=1 + i % 20,
-                variant=f"F_RHS_LC_jli_{i}", predicted_s=1e-3 * i, t_com_s=1e-5, rank=i,
+                ranks=1, variant=f"F_RHS_LC_jli_{i}", predicted_s=1e-3 * i, t_com_s=1e-5, rank=i,
                 model="ECM", breakdown={"LC": 1.0, "RHS": 2.0, "Update": 0.5},
                 features={"predicted_s": 1e-3, "ecm_T_comp_s": 5e-4})
 

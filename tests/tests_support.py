@@ -8,23 +8,13 @@ import pytest
 
 from hybridtune.describe.loader import load
 from hybridtune.errors import DescriptionError
+from hybridtune.generate.pool import covering_sample  # noqa: F401  (the tests' import)
 
 # kerncraft's published machine files, Offsite's method files and the paper's description examples,
 # copied with their relative paths so that a clone of the project alone runs the tests
 SHARED = Path(__file__).resolve().parent / "data" / "shared"
 SHARED_METHODS = SHARED / "offsite-formats" / "methods"
 SHARED_MACHINES = SHARED / "machines"
-
-
-def covering_sample(variants) -> list:
-    """Per skeleton, variants that together use every kernel variant of its templates."""
-    chosen, seen = [], set()
-    for variant in variants:
-        new = {(variant.skeleton, k) for k in variant.kernels} - seen
-        if new:
-            chosen.append(variant)
-            seen |= new
-    return chosen
 
 
 def expect_error(path: Path, key: str | None, line: int | None, expected: str,

@@ -103,9 +103,11 @@ def _place(cc: str, name: str, sources: dict[str, str], shared: bool, extra_flag
     return flags, folder, folder / (name + (".so" if shared else ""))
 
 
-def is_built(name: str, sources: dict[str, str], shared: bool, extra_flags: tuple = ()) -> bool:
+def is_built(name: str, sources: dict[str, str], shared: bool, extra_flags: tuple = (),
+             mpi: bool = False) -> bool:
     """Whether build() would find its artefact in the cache (nothing is compiled)."""
-    return _place(compiler(), name, sources, shared, extra_flags)[2].is_file()
+    cc = mpi_compiler() if mpi else compiler()
+    return _place(cc, name, sources, shared, extra_flags)[2].is_file()
 
 
 def build(name: str, sources: dict[str, str], shared: bool, extra_flags: tuple = (),

@@ -138,6 +138,23 @@ class IVP:
     def access_distance(self, n: int) -> int:
         return max((f["access_distance"] for f in self.block_facts(n)), default=0)
 
+    def halo(self, n: int) -> int:
+        """The components on each side of a block of components that the block reads, counted
+        around the ring 0..n-1 (a read inside a sum by the farther end of its range, which bounds
+        the range): what a rank needs from its neighbours at size n."""
+        env = self.environment(n)
+        width = 0
+        for block in self.components:
+            js = block.indices(env)
+            if not len(js):
+                continue
+            for reads, in_sum in component_reads(block.code, env, js, in_sums=True):
+                distance = np.abs(reads - js)
+                if not in_sum:
+                    distance = np.minimum(distance, n - distance)
+                width = max(width, int(np.max(distance)))
+        return width
+
 
 def _named_value(name: str, tree, env: dict):
     try:

@@ -85,17 +85,20 @@ def _check_sum(node: Node, reduction: Sum, allowed: set[str], int_names: set[str
                what=what)
 
 
-def component_reads(code, env: dict, js: np.ndarray) -> Iterator[np.ndarray]:
+def component_reads(code, env: dict, js: np.ndarray, in_sums: bool = False) -> Iterator:
     """The components each %in of the code reads, for every j of js (one array per read; a read
-    inside a sum once at each end of the sum's range, none where the range is empty)."""
+    inside a sum once at each end of the sum's range, none where the range is empty); with
+    in_sums, (array, whether the read is inside a sum) pairs."""
     for index, reduction in input_index_trees(code):
         if reduction is None:
-            yield np.asarray(Evaluator({**env, "j": js})(index)) * np.ones_like(js)
+            reads = np.asarray(Evaluator({**env, "j": js})(index)) * np.ones_like(js)
+            yield (reads, False) if in_sums else reads
             continue
         lower, upper = Evaluator(env).bounds(reduction)
         for k in sorted({lower, upper - 1}) if upper > lower else ():
             values = {**env, "j": js, reduction.var.id: k}
-            yield np.asarray(Evaluator(values)(index)) * np.ones_like(js)
+            reads = np.asarray(Evaluator(values)(index)) * np.ones_like(js)
+            yield (reads, True) if in_sums else reads
 
 
 def check_cover(node: Node, blocks: tuple, env: dict, n: int) -> None:

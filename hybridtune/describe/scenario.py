@@ -9,11 +9,12 @@ from pathlib import Path
 from hybridtune.describe import library
 from hybridtune.describe.expr import LONG_MAX
 from hybridtune.describe.ivp import IVP
+from hybridtune.describe.ivp_checks import names_in
 from hybridtune.describe.loader import load_named
 from hybridtune.describe.looplang import loops_and_directives
 from hybridtune.describe.machine import Machine
 from hybridtune.describe.region_sizes import region_names, sizes_by_region
-from hybridtune.describe.skeleton import Skeleton, kernel_call
+from hybridtune.describe.skeleton import Skeleton, kernel_call, neighbour_form
 from hybridtune.describe.source import Node, Source
 from hybridtune.describe.strategy import DEFAULT_SAMPLE, STRATEGIES, Strategy, parse_strategy
 from hybridtune.errors import DescriptionError
@@ -60,6 +61,7 @@ class Scenario:
     path: str = ""
     specialise_n: bool = False    # generate code with n fixed (one build per n) or n at run time
     model: str = "ECM"            # the offline model: kerncraft's ECM or its (faster) roofline
+    ranks: tuple = (1,)           # MPI ranks; above 1 only the MPI skeletons run
 
     @property
     def template_map(self) -> dict:
@@ -151,15 +153,19 @@ def _strategy(node: Node | None) -> Strategy:
 
 
 def _check_skeleton(skeleton: Skeleton, templates: dict) -> None:
-    """Every %KERNEL names a known template; bound arrays exist; buffers agree in shape."""
+    """Every %KERNEL names a known template; bound arrays exist; buffers agree in shape; every
+    exchange names a buffer of a kernel."""
     shapes: dict[str, tuple] = {}
+    exchanges = []
     for directive, _ in loops_and_directives(skeleton.program):
+        def fail(expected: str, value: str) -> DescriptionError:
+            return DescriptionError(skeleton.path, "code", value, expected, line=directive.line)
+
+        if directive.name == "COM" and len(directive.args) == 2:
+            exchanges.append((directive.args[1], directive.line))
         if directive.name != "KERNEL":
             continue
         call = kernel_call(directive)
-
-        def fail(expected: str, value: str) -> DescriptionError:
-            return DescriptionError(skeleton.path, "code", value, expected, line=directive.line)
 
         template = templates.get(call.template)
         if template is None:
@@ -176,13 +182,19 @@ def _check_skeleton(skeleton: Skeleton, templates: dict) -> None:
             if shapes.setdefault(buffer, decl.dims) != decl.dims:
                 raise fail(f"buffer '{buffer}' used with one shape by every kernel",
                            f"%KERNEL {call.template}")
+    vectors = sorted(b for b, dims in shapes.items() if dims and "n" in names_in(dims[-1]))
+    for buffer, line in exchanges:
+        if buffer not in vectors:
+            raise DescriptionError(skeleton.path, "code", buffer, "an exchanged buffer of n "
+                                   f"components that a kernel of the skeleton uses "
+                                   f"({', '.join(vectors)})", line=line)
 
 
 def parse_scenario(source: Source) -> Scenario:
     root = Node.root(source)
     fields = root.mapping(required=("methods", "ivps", "skeletons", "machine", "n", "threads"),
                           optional=("name", "kernels", "strategy", "kind", "description",
-                                    "specialise_n", "model"))
+                                    "specialise_n", "model", "ranks"))
     base = Path(source.path).parent
     methods = tuple(load_named("method", ref, base, where) for ref, where in
                     _names(fields["methods"]))
@@ -219,9 +231,12 @@ def parse_scenario(source: Source) -> Scenario:
     note = library.host_machine_file()[1] if machine_ref == library.HOST else \
         f"machine file {machine.path}"
     sizes = _sizes(fields["n"], ivps, methods, machine)
-    thread_nodes = fields["threads"].sequence(min_len=1) if isinstance(fields["threads"].value, list) \
-        else [fields["threads"]]
-    threads = tuple(sorted({t.integer(minimum=1) for t in thread_nodes}))
+    threads = _positive_integers(fields["threads"])
+    ranks = _positive_integers(fields["ranks"]) if "ranks" in fields else (1,)
+    if max(ranks) > 1 and not any(s.is_mpi for s in skeletons):
+        raise fields["ranks"].error("ranks above 1 only with MPI skeletons among 'skeletons' "
+                                    "(A-mpi ... H-mpi)", value=str(list(ranks)))
+    skeletons = with_neighbour_forms(skeletons)
     name = fields["name"].string() if "name" in fields else Path(source.path).name.split(".")[0]
     specialise = False
     if "specialise_n" in fields:
@@ -235,4 +250,21 @@ def parse_scenario(source: Source) -> Scenario:
             raise fields["model"].error(f"one of {', '.join(PREDICTION_MODELS)}")
     return Scenario(name, methods, ivps, tuple(templates.values()), skeletons, machine, note,
                     sizes, threads, _strategy(fields.get("strategy")), source.path, specialise,
-                    model)
+                    model, ranks)
+
+
+def _positive_integers(node: Node) -> tuple[int, ...]:
+    """An integer >= 1 or a list of them, sorted, each once."""
+    items = node.sequence(min_len=1) if isinstance(node.value, list) else [node]
+    return tuple(sorted({item.integer(minimum=1) for item in items}))
+
+
+def with_neighbour_forms(skeletons: tuple) -> tuple:
+    """The skeletons, each MPI skeleton that gathers followed by its neighbour-exchange form."""
+    out = []
+    for skeleton in skeletons:
+        out.append(skeleton)
+        derived = neighbour_form(skeleton)
+        if derived is not None and derived.name not in {s.name for s in skeletons}:
+            out.append(derived)
+    return tuple(out)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from hybridtune.describe.evaluate import Evaluator
@@ -11,7 +11,10 @@ from hybridtune.describe.looplang import Directive, Loop, loops_and_directives, 
 from hybridtune.describe.source import Node, Source
 
 BOUND_NAMES = {"m", "s"}
-COMMUNICATION = {"omp_barrier", "mpi_allgather", "mpi_neighbour_exchange", "mpi_barrier"}
+BARRIERS = {"omp_barrier", "mpi_barrier"}                      # %COM op
+EXCHANGES = {"mpi_allgather", "mpi_neighbour_exchange"}          # %COM op buffer
+COMMUNICATION = BARRIERS | EXCHANGES
+NEIGHBOUR_SUFFIX = "-nx"
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -28,6 +31,7 @@ class Skeleton:
     program: tuple
     description: str = ""
     path: str = ""
+    derived: bool = False     # written by neighbour_form, not by hand
 
     @property
     def templates(self) -> tuple[str, ...]:
@@ -44,6 +48,16 @@ class Skeleton:
 
     def communication_count(self, op: str, m: int) -> int:
         return self.count(lambda d: d.name == "COM" and d.args[0] == op, m)
+
+    @property
+    def is_mpi(self) -> bool:
+        """Runs on MPI ranks: some %COM is an MPI operation."""
+        return any(d.name == "COM" and d.args[0].startswith("mpi_")
+                   for d, _ in loops_and_directives(self.program))
+
+    def exchange_kinds(self) -> set[str]:
+        return {d.args[0] for d, _ in loops_and_directives(self.program)
+                if d.name == "COM" and d.args[0] in EXCHANGES}
 
     def barrier_formula(self) -> str:
         """Barriers per step as a linear function of m >= 1, e.g. '2m + 2' (checked up to m = 12)."""
@@ -91,8 +105,13 @@ def parse_skeleton(source: Source) -> Skeleton:
                 raise code.error("'%KERNEL template [array=buffer ...]'", value=text,
                                  line_offset=offset)
         elif directive.name == "COM":
-            if len(directive.args) != 1 or directive.args[0] not in COMMUNICATION:
-                raise code.error(f"'%COM op' with op one of {', '.join(sorted(COMMUNICATION))}",
+            op = directive.args[0] if directive.args else ""
+            barrier = op in BARRIERS and len(directive.args) == 1
+            exchange = op in EXCHANGES and len(directive.args) == 2 \
+                and _IDENT.match(directive.args[1])
+            if not (barrier or exchange):
+                raise code.error(f"'%COM op' with op one of {', '.join(sorted(BARRIERS))}, or "
+                                 f"'%COM op buffer' with op one of {', '.join(sorted(EXCHANGES))}",
                                  value=text, line_offset=offset)
         elif directive.name == "SWAP":
             if len(directive.args) != 2 or not all(_IDENT.match(a) for a in directive.args) \
@@ -104,3 +123,25 @@ def parse_skeleton(source: Source) -> Skeleton:
     name = fields["name"].string() if "name" in fields else Path(source.path).name.split(".")[0]
     description = fields["description"].string() if "description" in fields else ""
     return Skeleton(name, program, description, source.path)
+
+
+def neighbour_form(skeleton: Skeleton) -> Skeleton | None:
+    """The skeleton with every %COM mpi_allgather BUFFER exchanging only the boundary components
+    with the neighbouring ranks, named NAME-nx; None where it gathers nothing."""
+    if "mpi_allgather" not in skeleton.exchange_kinds():
+        return None
+
+    def rewrite(items: tuple) -> tuple:
+        out = []
+        for item in items:
+            if isinstance(item, Loop):
+                out.append(replace(item, body=rewrite(item.body)))
+            elif item.name == "COM" and item.args[0] == "mpi_allgather":
+                out.append(replace(item, args=("mpi_neighbour_exchange",) + item.args[1:]))
+            else:
+                out.append(item)
+        return tuple(out)
+
+    return Skeleton(skeleton.name + NEIGHBOUR_SUFFIX, rewrite(skeleton.program),
+                    f"{skeleton.description} (neighbour exchange instead of allgather)".strip(),
+                    skeleton.path, derived=True)

@@ -81,7 +81,10 @@ def _parser() -> argparse.ArgumentParser:
                          "default: the whole pool)")
     measure.add_argument("-n", type=int, help="one size instead of the scenario's")
     measure.add_argument("--threads", type=int, action="append", metavar="T",
-                         help="thread count (repeatable; default: the scenario's)")
+                         help="thread count per rank (repeatable; default: the scenario's)")
+    measure.add_argument("--ranks", type=int, action="append", metavar="P",
+                         help="MPI rank count (repeatable; default: the scenario's; above 1 only "
+                              "the MPI skeletons run)")
     measure.add_argument("--ci", type=float, default=0.02,
                          help="stop when the 95%% CI of the median is within this fraction")
     measure.add_argument("--budget", type=float, default=5.0, help="timing seconds per variant")
@@ -131,7 +134,10 @@ def _parser() -> argparse.ArgumentParser:
 def _add_selection(parser) -> None:
     parser.add_argument("-n", type=int, help="one size instead of the scenario's")
     parser.add_argument("--threads", type=int, action="append", metavar="T",
-                        help="thread count (repeatable; default: the scenario's)")
+                        help="thread count per rank (repeatable; default: the scenario's)")
+    parser.add_argument("--ranks", type=int, action="append", metavar="P",
+                        help="MPI rank count (repeatable; default: the scenario's; above 1 only "
+                             "the MPI skeletons' variants are ranked)")
     parser.add_argument("--db", metavar="FILE", help="the store (default: data/store/hybridtune.h5)")
 
 

@@ -10,33 +10,44 @@ from hybridtune.face.cli_tuning import EXIT_NO_CHOICE, check_step_budget, check_
 
 def cmd_measure(args) -> int:
     from hybridtune.measure.runner import MeasureOptions
-    from hybridtune.describe.configuration import configurations
+    from hybridtune.describe.configuration import configurations, runnable
     from hybridtune.describe.loader import load
     from hybridtune.generate.pool import select_variants
-    from hybridtune.measure.tasks import measure_configuration, thread_problems
+    from hybridtune.measure.tasks import (layout_cores_problem, measure_configuration,
+                                          thread_problems)
     from hybridtune.errors import RequestError
     from hybridtune.report.failures import (every_failed, failure_lines, group_failures,
                                             without_choice_line)
     from hybridtune.report.ranking import configuration_title
+    from hybridtune.report.tuning import where_measured
     check_timing(args)
-    if args.threads and min(args.threads) < 1:
-        raise RequestError(f"--threads: expected counts >= 1, got {min(args.threads)}")
+    for flag, counts in (("--threads", args.threads), ("--ranks", args.ranks)):
+        if counts and min(counts) < 1:
+            raise RequestError(f"{flag}: expected counts >= 1, got {min(counts)}")
     scenario = load(args.scenario, "scenario")
-    configs = list(configurations(scenario, args.n, args.threads))
+    configs = list(configurations(scenario, args.n, args.threads, args.ranks))
     check_step_budget(configs, scenario.machine, args.budget)
+    skeletons = {s.name: s for s in scenario.skeletons}
+    chosen = {m.name: select_variants(scenario, m, args.variant) for m in scenario.methods}
+    runs = [(config, *runnable(skeletons, config, chosen[config.method.name]))
+            for config in configs]
+    if layout_cores_problem(configs):
+        raise RequestError(layout_cores_problem(configs))
     problems = thread_problems(sorted({c.threads for c in configs}))
     if problems and args.strict:
         raise RequestError("; ".join(problems) + " (--strict)")
     for problem in problems:
         print(f"warning: {problem}; timings will be oversubscribed", file=sys.stderr)
-    chosen = {m.name: select_variants(scenario, m, args.variant) for m in scenario.methods}
+    for config, _, notes in runs:
+        for note in notes:
+            print(f"{configuration_title(config)}: {note}", file=sys.stderr)
     options = MeasureOptions(ci_target=args.ci, budget_s=args.budget)
 
     def show(result):
         if not args.json:
             time = f"{result.median_s:.4e} s/step +-{100 * result.ci_rel:.1f}%" \
                 if result.status == "ok" else result.message.splitlines()[0][:100]
-            print(f"{result.id} {result.ivp} n={result.n} t={result.threads}: {result.status} "
+            print(f"{result.id} {where_measured(result.as_json())}: {result.status} "
                   f"{time} ({result.repetitions} reps)", flush=True)
 
     results, ended = [], []
@@ -45,9 +56,8 @@ def cmd_measure(args) -> int:
             store.append_many("measurements", [result.as_row()])
             show(result)
 
-        for config in configs:
-            measured = measure_configuration(scenario, config, chosen[config.method.name],
-                                             options, on_result=keep)
+        for config, variants, _ in runs:
+            measured = measure_configuration(scenario, config, variants, options, on_result=keep)
             results += measured
             if not any(r.status == "ok" for r in measured):
                 ended.append((configuration_title(config),

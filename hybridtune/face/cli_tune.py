@@ -6,6 +6,7 @@ import json
 import math
 import os
 import sys
+from dataclasses import replace
 
 from hybridtune.errors import RequestError
 from hybridtune.face import signals
@@ -66,13 +67,43 @@ def _time_limit(args) -> tuple[float | None, str]:
                                       f"{left:.0f} s less {margin:.0f} s)")
 
 
-def _check_threads(configs, launch) -> None:
+def layout_spans(configs, launch) -> dict:
+    """(ranks, threads) -> the nodes one measurement of that layout holds: one node where the
+    smallest node's cores take ranks x threads, else one node per rank where the job has the
+    nodes and each their threads; a layout that fits neither is refused, before anything runs."""
     cores = min(len(node.cores) for node in launch.nodes)
-    too_many = sorted({c.threads for c in configs if c.threads > cores})
-    if too_many:
-        raise RequestError(f"threads {', '.join(map(str, too_many))}: expected at most {cores}, "
-                           f"the cores of the smallest node of this job ({len(launch.nodes)} "
-                           f"node(s); give each rank its node's cores, e.g. srun -c)")
+    spans, refused = {}, []
+    for ranks, threads in sorted({(c.ranks, c.threads) for c in configs}):
+        if ranks * threads <= cores:
+            spans[(ranks, threads)] = 1
+        elif 1 < ranks <= len(launch.nodes) and threads <= cores:
+            spans[(ranks, threads)] = ranks
+        else:
+            refused.append((ranks, threads))
+    if refused and all(ranks == 1 for ranks, _ in refused):
+        raise RequestError(f"threads {', '.join(str(t) for _, t in refused)}: expected at most "
+                           f"{cores}, the cores of the smallest node of this job "
+                           f"({len(launch.nodes)} node(s); give each rank its node's cores, "
+                           "e.g. srun -c)")
+    if refused:
+        raise RequestError(", ".join(f"{p} ranks x {t} threads" for p, t in refused)
+                           + f": more cores than one node of this job has ({cores}) and more "
+                           f"nodes than it has ({len(launch.nodes)}); run fewer ranks or "
+                           "threads, or give the job more nodes")
+    return spans
+
+
+def reservation_lines(spans: dict, launch) -> list[str]:
+    """What each multi-rank layout holds while it is measured (--dry-run and the run's header)."""
+    lines = []
+    for (ranks, threads), span in sorted(spans.items()):
+        if ranks == 1:
+            continue
+        where = f"{ranks * threads} cores of one node" if span == 1 else \
+            f"{span} whole nodes, one rank each (a step across them: srun --overlap)"
+        lines.append(f"  {ranks} ranks x {threads} threads: each measurement holds {where}; "
+                     "nothing else is measured there meanwhile")
+    return lines
 
 
 def cmd_tune(args, launch) -> int:
@@ -92,11 +123,12 @@ def cmd_tune(args, launch) -> int:
     strategy = _strategy(args, scenario)
     shard = _shard(args.shard)
     limit, limit_note = _time_limit(args)
-    configs = list(configurations(scenario, args.n, args.threads))
-    _check_threads(configs, launch)
+    configs = list(configurations(scenario, args.n, args.threads, args.ranks))
+    spans = layout_spans(configs, launch)
     check_step_budget(configs, scenario.machine, args.budget)
     options = MeasureOptions(ci_target=args.ci, budget_s=args.budget)
-    request = _request(scenario, strategy, options, args, limit, shard)
+    request = replace(_request(scenario, strategy, options, args, limit, shard),
+                      ranks=tuple(args.ranks) if args.ranks else None, spans=spans)
     nodes = ", ".join(f"{node.name} ({len(node.cores)} cores, ranks "
                       f"{','.join(map(str, node.ranks))})" for node in launch.nodes)
     out = sys.stderr if args.json else sys.stdout
@@ -104,6 +136,8 @@ def cmd_tune(args, launch) -> int:
           f"{scenario.machine_note}", file=out, flush=True)
     print(f"strategy {strategy.spelling}; {launch.launcher}: {launch.size} rank(s) on "
           f"{len(launch.nodes)} node(s): {nodes}; {limit_note}", file=out, flush=True)
+    for line in reservation_lines(spans, launch):
+        print(line.strip(), file=out, flush=True)
     hardware = {node.hardware_id for node in launch.nodes}
     if len(hardware) > 1:
         print(f"warning: the nodes differ in hardware ({len(hardware)} kinds); stored "
@@ -240,6 +274,7 @@ def _dry_run(request, args, launch) -> int:
     from hybridtune.face.offline import predict_scenario
     from hybridtune.face.tuning import (SECONDS_PER_ANALYSIS, SECONDS_PER_BUILD, task_cost,
                                         plan_configurations, stored_rows)
+    from hybridtune.report.ranking import configuration_title
     from hybridtune.store import Store
     path = args.db or default_store()
     store = Store.open(path, "r") if os.path.exists(path) else None
@@ -247,7 +282,7 @@ def _dry_run(request, args, launch) -> int:
         workers = len(os.sched_getaffinity(0))
         offline = predict_scenario(request.scenario, request.n,
                                    list(request.threads or []) or None, store, workers,
-                                   dry_run=True)
+                                   dry_run=True, ranks=list(request.ranks or []) or None)
         stored = stored_rows(store) if store is not None else {}
     finally:
         if store is not None:
@@ -257,6 +292,8 @@ def _dry_run(request, args, launch) -> int:
     analyses_s = offline.missing * SECONDS_PER_ANALYSIS / workers
     print(f"  kerncraft analyses: {offline.missing} (about {analyses_s:.0f} s with {workers} "
           f"workers); {offline.barrier_note}")
+    for line in reservation_lines(request.spans, launch):
+        print(line)
     if offline.missing:
         from hybridtune.strategies.sample import sample_size
         spec = request.strategy
@@ -268,9 +305,9 @@ def _dry_run(request, args, launch) -> int:
             count = min(len(ranking.predictions),
                         bound.get(request.strategy.name, len(ranking.predictions)))
             most += count
-            print(f"  {config.method.name} {config.ivp.name} n={config.n} threads="
-                  f"{config.threads}: shortlist known once predicted; {request.strategy.spelling}"
-                  f" measures at most {count} of {len(ranking.predictions)}")
+            print(f"  {configuration_title(config)}: shortlist known once predicted; "
+                  f"{request.strategy.spelling} measures at most {count} of "
+                  f"{len(ranking.predictions)}")
         measure_s = most * task_cost(request.options) / nodes
         usual = {"preselect": f"; {request.strategy.spelling} usually keeps a few percent of the "
                               "pool",
@@ -281,12 +318,13 @@ def _dry_run(request, args, launch) -> int:
         return 0
     plans = plan_configurations(request, offline.rankings, stored, launch.nodes[0].hardware_id)
     builds = {task.generated.code for plan in plans for task in plan.tasks
-              if not is_built("variant", {"variant.c": task.generated.code}, shared=True)}
+              if not is_built("variant", {"variant.c": task.generated.code}, shared=True,
+                              mpi=task.generated.mpi)}
     for plan in plans:
         config = plan.configuration
-        print(f"  {config.method.name} {config.ivp.name} n={config.n} threads={config.threads}: "
-              f"{plan.shortlist_words} ({request.strategy.spelling}): "
-              f"{len(plan.reused)} in the store, {len(plan.tasks)} to measure")
+        print(f"  {configuration_title(config)}: {plan.shortlist_words} "
+              f"({request.strategy.spelling}): {len(plan.reused)} in the store, "
+              f"{len(plan.tasks)} to measure")
     measurements = sum(len(plan.tasks) for plan in plans)
     build_s = len(builds) * SECONDS_PER_BUILD / (workers * nodes)
     measure_s = measurements * task_cost(request.options) / nodes

@@ -69,8 +69,9 @@ def check_step_budget(configs: list, machine, budget_s: float) -> None:
 
 
 def check_selection(args) -> None:
-    if args.threads and min(args.threads) < 1:
-        raise RequestError(f"--threads: expected counts >= 1, got {min(args.threads)}")
+    for flag, counts in (("--threads", args.threads), ("--ranks", args.ranks)):
+        if counts and min(counts) < 1:
+            raise RequestError(f"{flag}: expected counts >= 1, got {min(counts)}")
     if args.n is not None and args.n < 1:
         raise RequestError(f"-n: expected a size >= 1, got {args.n}")
     if getattr(args, "head", 1) < 0:
@@ -89,6 +90,9 @@ def cmd_predict(args) -> int:
     check_compiler(scenario.machine)
     corrected, note = {}, ""
     worker = contextlib.nullcontext()
+    if args.corrected and max(args.ranks or scenario.ranks) > 1:
+        raise RequestError("--corrected: the correction models are trained on one rank; predict "
+                           "more ranks without --corrected")
     if args.corrected:
         from hybridtune.face.cli_learn import require_model
         from hybridtune.face.correction_worker import CorrectionWorker
@@ -96,7 +100,8 @@ def cmd_predict(args) -> int:
                                   scenario.machine.sha256)
     with worker:
         with open_store(args.db, scenario, "predict") as store:
-            result = predict_scenario(scenario, args.n, args.threads, store, args.workers)
+            result = predict_scenario(scenario, args.n, args.threads, store, args.workers,
+                                      ranks=args.ranks)
         if args.corrected:
             note, corrected = worker.corrections(
                 [(r.configuration.method.name, r.configuration.ivp.name, r.configuration.n,
@@ -108,7 +113,7 @@ def cmd_predict(args) -> int:
         mine = corrected.get((config.method.name, config.ivp.name, config.n, config.threads))
         if args.json:
             record = {"method": config.method.name, "ivp": config.ivp.name, "n": config.n,
-                      "threads": config.threads,
+                      "threads": config.threads, "ranks": config.ranks,
                       "variants": ranking_json(list(ranking.predictions), picked)}
             if args.corrected:
                 for variant in record["variants"]:

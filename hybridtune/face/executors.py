@@ -75,17 +75,19 @@ def _outcome(fn, args) -> tuple:
 
 
 class NodeExecutor(Executor):
-    """Rank 0's executor over the job's nodes: at most `slots(node)` tasks in flight per node."""
+    """Rank 0's executor over the job's nodes: at most `slots(node)` tasks in flight per node; a
+    spanning task holds whole nodes."""
 
     def __init__(self, launch: Launch, slots=lambda node: 1):
         self.comm = launch.comm
         self.slots = {node.ranks[0]: max(1, slots(node)) for node in launch.nodes}
+        self.names = {node.ranks[0]: node.name for node in launch.nodes}
         self.capacity = sum(self.slots.values())
         self.tag = next(TAG_BASES)
         self._ids = itertools.count()
         self._pending: deque = deque()
         self._busy: dict[int, Future] = {}              # task id -> future
-        self._where: dict[int, int] = {}                # task id -> leader rank
+        self._where: dict[int, tuple] = {}              # task id -> leader ranks it holds
         self._local = ThreadPoolExecutor(max_workers=self.slots[0], thread_name_prefix="node0")
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -97,26 +99,62 @@ class NodeExecutor(Executor):
     def submit(self, fn, /, *args, **kwargs) -> Future:
         if kwargs:
             raise TypeError("NodeExecutor tasks take positional arguments only")
+        return self._queue(1, fn, args)
+
+    def submit_spanning(self, width: int, fn, /, *args) -> Future:
+        """A task that needs `width` whole nodes (an MPI program across them): it waits until
+        that many nodes run nothing, holds them all, and runs on the first with the nodes' names
+        (a tuple) as its last argument. Tasks behind it wait meanwhile, so the nodes drain."""
+        if not 1 <= width <= len(self.slots):
+            raise HybridtuneError(f"a task spanning {width} nodes, the job has {len(self.slots)}")
+        return self._queue(width, fn, args)
+
+    def _queue(self, width: int, fn, args) -> Future:
         future: Future = Future()
         with self._lock:
-            self._pending.append((future, fn, args))
+            self._pending.append((future, fn, args, width))
         self._wake.set()
         return future
 
+    def _load(self, leader: int) -> int:
+        """Tasks on the node, a spanning task counting as all its slots."""
+        return sum(self.slots[leader] if len(where) > 1 else 1
+                   for where in self._where.values() if leader in where)
+
     def _free(self, leader: int) -> bool:
-        return sum(1 for where in self._where.values() if where == leader) < self.slots[leader]
+        return self._load(leader) < self.slots[leader]
+
+    def _take(self) -> tuple | None:
+        """The next waiting task and the nodes it gets, or None (none waits, or the first
+        waiting spanning task has not its nodes yet)."""
+        future, fn, args, width = self._pending[0]
+        if width == 1:
+            leader = next((leader for leader in self.slots if self._free(leader)), None)
+            if leader is None:
+                return None
+            leaders = (leader,)
+        else:
+            idle = [leader for leader in self.slots if self._load(leader) == 0]
+            if len(idle) < width:
+                return None
+            leaders = tuple(idle[:width])
+            args = args + (tuple(self.names[leader] for leader in leaders),)
+        self._pending.popleft()
+        return future, fn, args, leaders
 
     def _dispatch(self) -> bool:
-        """Send waiting tasks to nodes with a free slot; whether any was sent."""
+        """Send waiting tasks to nodes with a free slot, in order; whether any was sent."""
         assigned = []
         with self._lock:
-            for leader in self.slots:
-                while self._pending and self._free(leader):
-                    future, fn, args = self._pending.popleft()
-                    if future.set_running_or_notify_cancel():
-                        task = next(self._ids)
-                        self._busy[task], self._where[task] = future, leader
-                        assigned.append((task, leader, fn, args))
+            while self._pending:
+                taken = self._take()
+                if taken is None:
+                    break
+                future, fn, args, leaders = taken
+                if future.set_running_or_notify_cancel():
+                    task = next(self._ids)
+                    self._busy[task], self._where[task] = future, leaders
+                    assigned.append((task, leaders[0], fn, args))
         for task, leader, fn, args in assigned:
             if leader == 0:
                 self._local.submit(_outcome, fn, args).add_done_callback(
@@ -128,7 +166,7 @@ class NodeExecutor(Executor):
     def _finish(self, task: int, outcome: tuple) -> None:
         with self._lock:
             future = self._busy.pop(task)
-            leader = self._where.pop(task)
+            leader = self._where.pop(task)[0]
         self._wake.set()
         kind, value = outcome
         if kind == "ok":

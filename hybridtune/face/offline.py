@@ -9,24 +9,22 @@ import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
-from hybridtune.describe.configuration import Configuration, configurations
+from hybridtune.describe.configuration import Configuration, configurations, runnable
+from hybridtune.face.comm_models import communication_models
 from hybridtune.describe.scenario import Scenario
 from hybridtune.generate.form_cache import cached_form, form_key, keep_form
 from hybridtune.generate.kerncraft_form import kerncraft_form
 from hybridtune.generate.pool import build_pool
-from hybridtune.measure.microbench import barrier_samples
-from hybridtune.measure.provenance import node_name
 from hybridtune.face import signals
 from hybridtune.predict import kerncraft_adapter
 from hybridtune.predict.kerncraft_adapter import worker_environment
-from hybridtune.predict.communication import (BARRIER_KIND, BarrierFit, benchmark_records,
-                                              fit_barrier)
 from hybridtune.generate.kerncraft_form import ELEMENT_BYTES
 from hybridtune.predict.features import ivp_characteristics, ranking_features
 from hybridtune.predict.kernels import (PROCESS_FAILED, analysis_rows, loop_jobs, missing_jobs,
                                         region_predictions, run_analyses)
-from hybridtune.predict.variants import (kernel_breakdown, predict_variant, ranked, step_counts,
-                                         step_level, step_vectors)
+from hybridtune.predict.superstep import step_communication
+from hybridtune.predict.variants import (buffer_rows, kernel_breakdown, predict_variant, ranked,
+                                         step_counts, step_level)
 
 
 @dataclass(frozen=True)
@@ -107,38 +105,10 @@ def ranking_digest(machine_sha: str, rows: list[dict]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def barrier_fit(scenario: Scenario, max_threads: int, store, measure: bool = True
-                ) -> tuple[BarrierFit | None, str]:
-    """The barrier cost of this machine (stored, else measured and stored); none for other
-    machines, and none where it would have to be measured but measure is False."""
-    if not scenario.on_host:
-        return None, ("no barrier cost: the scenario's machine is a machine file, not `host` "
-                      "(this machine, probed), so no barrier is measured; t_com counted as 0")
-    host = node_name()
-    if store is not None:
-        fits = store.frame("comm_fits")
-        for record in reversed(fits.to_dict("records")) if not fits.empty else []:
-            if record["kind"] != BARRIER_KIND:
-                continue
-            fit = BarrierFit.from_record(record)
-            if fit.data.get("host") == host and max(fit.data.get("threads", [0])) >= max_threads:
-                return fit, f"barrier cost from the store ({fit.note})"
-    if not measure:
-        return None, f"the barrier benchmark would run for 1..{max_threads} threads (about " \
-                     f"{max_threads * 0.5:.0f} s)"
-    samples = barrier_samples(max_threads)
-    fit = fit_barrier(samples)
-    fit = BarrierFit(fit.kind, fit.form, fit.a, fit.b, fit.cv_error, fit.validated, fit.note,
-                     {**fit.data, "host": host})
-    if store is not None:
-        store.append_many("comm_benchmarks", benchmark_records(samples))
-        store.append_many("comm_fits", [fit.as_record()])
-    return fit, f"barrier cost measured ({fit.note})"
-
-
 def predict_scenario(scenario: Scenario, n: int | None = None, threads: list[int] | None = None,
                      store=None, workers: int | None = None, on_loop=None, on_analyses=None,
-                     dry_run: bool = False, executor=None) -> OfflineResult:
+                     dry_run: bool = False, executor=None,
+                     ranks: list[int] | None = None) -> OfflineResult:
     """Rank the scenario's pool for every configuration; kernel analyses come from the store
     where it has them, the rest run in parallel and are stored as each finishes.
 
@@ -149,9 +119,8 @@ def predict_scenario(scenario: Scenario, n: int | None = None, threads: list[int
     analyses, for instance spread over the nodes of a job."""
     machine = scenario.machine
     versions = kerncraft_adapter.versions()
-    configs = list(configurations(scenario, n, threads))
-    max_threads = max(c.threads for c in configs)
-    fit, note = barrier_fit(scenario, max_threads, store, measure=not dry_run)
+    configs = list(configurations(scenario, n, threads, ranks))
+    models, note = communication_models(scenario, configs, store, measure=not dry_run)
     writer = None if dry_run else store
     missing = 0
     rankings, failed, loops, analyses = [], {}, 0, 0
@@ -192,12 +161,14 @@ def predict_scenario(scenario: Scenario, n: int | None = None, threads: list[int
                 if prediction is not None and prediction.status != "ok":
                     failed[job.key] = (job.names, prediction.message)
         pool = build_pool(scenario.skeletons, scenario.template_map, method)
+        skeletons = {s.name: s for s in scenario.skeletons}
         counts = {s.name: step_counts(s, method) for s in scenario.skeletons}
-        vectors = {s.name: step_vectors(s, scenario.template_map, method.stages)
-                   for s in scenario.skeletons}
+        rows = {s.name: buffer_rows(s, scenario.template_map, method.stages)
+                for s in scenario.skeletons}
         for config in (c for c in configs if c.method is method):
-            steps = {name: step_level(count, machine, config.n, config.threads)
-                     for name, count in vectors.items()}
+            block = math.ceil(config.n / config.ranks)     # the largest rank's components
+            steps = {name: step_level(sum(count.values()), machine, block, config.threads)
+                     for name, count in rows.items()}
             breakdowns: dict = {}
             for level in set(steps.values()):
                 for (template, variant, ivp_name), (form, ivp) in forms.items():
@@ -205,18 +176,25 @@ def predict_scenario(scenario: Scenario, n: int | None = None, threads: list[int
                         continue
                     form_jobs = [jobs[key] for key in form_keys[(template, variant, ivp_name)]]
                     breakdowns.setdefault(level, {})[(template, variant)] = kernel_breakdown(
-                        form, form_jobs, known, machine, config.n, config.threads, level)
-            t_barrier = fit.seconds(config.threads) if fit else 0.0
+                        form, form_jobs, known, machine, block, config.threads, level)
+            variants, _ = runnable(skeletons, config, list(pool.variants))
+            halo = config.ivp.halo(config.n) if config.ranks > 1 else 0
+            communication = {name: step_communication(skeleton, method.corrector_steps,
+                                                      rows[name], models, config.n,
+                                                      config.ranks, config.threads, halo)
+                             for name, skeleton in skeletons.items()}
             predictions = [predict_variant(v, counts[v.skeleton], breakdowns[steps[v.skeleton]],
                                            method.name, config.ivp.name, config.n,
-                                           config.threads, t_barrier)
-                           for v in pool.variants]
+                                           config.threads, communication[v.skeleton],
+                                           config.ranks)
+                           for v in variants]
             ranking = ranked(predictions)
             rankings.append(Ranking(config, tuple(ranking)))
             if writer is not None:
                 features = ranking_features(
                     ranking, method, machine,
-                    {name: ELEMENT_BYTES * count * config.n for name, count in vectors.items()},
+                    {name: ELEMENT_BYTES * sum(count.values()) * block
+                     for name, count in rows.items()},
                     ivp_characteristics(config.ivp, config.n))
                 stored = [_prediction_row(scenario, p, f) for p, f in zip(ranking, features)]
                 digest = ranking_digest(machine.sha256, stored)
@@ -225,8 +203,8 @@ def predict_scenario(scenario: Scenario, n: int | None = None, threads: list[int
                     store.append_many("prediction_sets", [{
                         "digest": digest, "scenario": scenario.name, "method": method.name,
                         "ivp": config.ivp.name, "n": config.n, "threads": config.threads,
-                        "model": scenario.model, "machine_sha256": machine.sha256,
-                        "variants": len(stored)}])
+                        "ranks": config.ranks, "model": scenario.model,
+                        "machine_sha256": machine.sha256, "variants": len(stored)}])
                     digests.add(digest)
                     new_rankings += 1
     return OfflineResult(tuple(rankings), loops, analyses,
@@ -249,7 +227,7 @@ def _prediction_row(scenario: Scenario, p, features: dict) -> dict:
     kernels = [[k["template"], k["variant"], k["calls_per_step"], k["seconds"],
                 [[part["loop"], part["level"]] for part in k["parts"]]] for k in p.kernels]
     return {"scenario": scenario.name, "method": p.method, "ivp": p.ivp, "n": p.n,
-            "threads": p.threads, "variant": p.id,
+            "threads": p.threads, "ranks": p.ranks, "variant": p.id,
             "predicted_s": p.predicted_s if math.isfinite(p.predicted_s) else float("nan"),
             "t_com_s": p.t_com_s, "rank": p.rank, "model": scenario.model,
             "breakdown": {"kernels": kernels, "message": p.message}, "features": features}

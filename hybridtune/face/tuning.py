@@ -43,6 +43,8 @@ class TuneRequest:
     shard: tuple = (0, 1)           # (I, N): measure only variants whose id sorts into shard I of N
     max_measurements: int | None = None     # hybrid: at most this many per configuration
     prior: str | None = None        # hybrid: the store whose trained model is the belief
+    ranks: tuple | None = None      # MPI rank counts (default: the scenario's)
+    spans: dict = field(default_factory=dict)   # (ranks, threads) -> nodes a measurement spans
 
 
 @dataclass(frozen=True)
@@ -103,11 +105,13 @@ class TuneResult:
 
 
 def task_key(task: MeasureTask, build_id: str, hardware_id: str) -> tuple:
-    return code_sha256(task.generated.code), task.n, task.threads, build_id, hardware_id
+    return (code_sha256(task.generated.code), task.n, task.threads, task.ranks, task.span,
+            build_id, hardware_id)
 
 
 def row_key(row: dict) -> tuple:
-    return row["code_sha256"], row["n"], row["threads"], row["build_id"], row["hardware_id"]
+    return (row["code_sha256"], row["n"], row["threads"], row["ranks"], row["nodes"],
+            row["build_id"], row["hardware_id"])
 
 
 def still_valid(row: dict, options: MeasureOptions, retry_failed: bool) -> bool:
@@ -166,8 +170,10 @@ def plan_configurations(request: TuneRequest, rankings, stored: dict, hardware_i
         own = {p.id for p in shortlist(replace(request.strategy, sample=0.0), predictions)} \
             if request.strategy.name in PLANNED else {p.id for p in picked}
         pool = pools[config.method.name]
-        tasks = plan_tasks(request.scenario, config, [pool[p.id] for p in picked], request.options,
-                           reference=False)
+        span = request.spans.get((config.ranks, config.threads), 1)
+        tasks = [replace(task, span=span) for task in plan_tasks(
+            request.scenario, config, [pool[p.id] for p in picked], request.options,
+            reference=False)]
         reused, todo, again = {}, [], {}
         for prediction, task in zip(picked, tasks):
             key = task_key(task, build_id, hardware_id)
@@ -187,14 +193,14 @@ def plan_configurations(request: TuneRequest, rankings, stored: dict, hardware_i
     return plans
 
 
-def build_batch(codes: list[str]) -> int:
+def build_batch(generated: list) -> int:
     """Compile variants on this node, one gcc per usable core; the number built (a failure is
     reported by the measurement that needs it)."""
-    prebuild(codes)
-    return len(codes)
+    prebuild(generated)
+    return len(generated)
 
 
-def spread_builds(executor, codes: list[str], on_built=None) -> None:
+def spread_builds(executor, codes: list, on_built=None) -> None:
     """The nodes compile the variants, BUILD_CHUNK at a time each, before any is timed."""
     futures = []
     for i in range(0, len(codes), BUILD_CHUNK):
@@ -266,7 +272,8 @@ def run_searches(executor, plans: list, found: list, options: MeasureOptions,
                 elif deadline is not None and time.monotonic() + cost_s > deadline:
                     stop(index, position, "the time limit")
                 else:
-                    running[executor.submit(measure, task, options)] = (index, position)
+                    running[on_nodes(executor, task.span, measure, task, options)] = \
+                        (index, position)
         if not running:
             return new, left
         done, _ = wait(list(running), timeout=0.5, return_when=FIRST_COMPLETED)
@@ -278,6 +285,12 @@ def run_searches(executor, plans: list, found: list, options: MeasureOptions,
             else:
                 new[index][row["id"]] = row
                 found[index].tell(position, *observed(row))
+
+
+def on_nodes(executor, span: int, fn, *args):
+    """Submit a measuring task: on one node's slot, or holding `span` whole nodes (its ranks
+    across them; the executor passes their names)."""
+    return executor.submit(fn, *args) if span == 1 else executor.submit_spanning(span, fn, *args)
 
 
 def task_cost(options: MeasureOptions) -> float:
@@ -313,8 +326,8 @@ def retime(executor, plans: list, rows: dict, new: dict, options: MeasureOptions
         signals.check()
         if deadline is not None and time.monotonic() + 2 * len(ids) > deadline:
             continue
-        future = executor.submit(retime_interleaved, [plans[index].all_tasks[i] for i in ids],
-                                 options)
+        tasks = [plans[index].all_tasks[i] for i in ids]
+        future = on_nodes(executor, tasks[0].span, retime_interleaved, tasks, options)
         if future.done():       # run at submission (one process): its rows go in at once
             collect(index, future)
         else:
@@ -341,7 +354,7 @@ def tune(request: TuneRequest, store, executor, workers: int, hardware_id: str,
     deadline = started + request.time_limit_s if request.time_limit_s else None
     offline = predict_scenario(
         request.scenario, request.n, list(request.threads or []) or None, store, workers,
-        on_loop=on_analysis, executor=analysis_executor,
+        on_loop=on_analysis, executor=analysis_executor, ranks=list(request.ranks or []) or None,
         on_analyses=(lambda count: on_phase("kerncraft analyses", count)) if on_phase else None)
     t_predict = time.monotonic() - started
     signals.check()
@@ -358,7 +371,7 @@ def tune(request: TuneRequest, store, executor, workers: int, hardware_id: str,
     mark = time.monotonic()
     adaptive = request.strategy.name not in PLANNED
     # an adaptive strategy builds each variant where it is measured: most of its candidates never are
-    codes = [] if adaptive else list(dict.fromkeys(task.generated.code for plan in plans
+    codes = [] if adaptive else list(dict.fromkeys(task.generated for plan in plans
                                                    for task in plan.tasks))
     if on_phase and codes:
         on_phase("builds", len(codes))

@@ -1,4 +1,4 @@
-"""C for a whole variant: its kernels, a timestep with one OpenMP parallel region, state and initial values."""
+"""C for a whole variant: its kernels, a timestep with one OpenMP parallel region, state and initial values; for an MPI skeleton, on the rank's block of components with its exchanges."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from hybridtune.describe.looplang import Loop, loops_and_directives
 from hybridtune.describe.method import Method
 from hybridtune.describe.printing import to_c
 from hybridtune.describe.skeleton import Skeleton, kernel_call
+from hybridtune.generate import cmpi
 from hybridtune.generate.ckernel import (GenerationError, block_loops, ivp_declarations,
                                          ivp_names, kernel_function)
 from hybridtune.generate.pool import Variant
@@ -26,6 +27,7 @@ class GeneratedVariant:
     variant_id: str
     code: str
     buffers: tuple    # (name, rows): rows = s for [s][n] buffers, 1 for [n]
+    mpi: bool = False  # an MPI program's library: built with mpicc, run on ranks by ht_mpi_runner
 
 
 def _literal_table(name: str, values) -> str:
@@ -36,8 +38,10 @@ def _literal_table(name: str, values) -> str:
 
 
 def generate_variant(variant: Variant, skeleton: Skeleton, templates: dict, method: Method,
-                     ivp: IVP, fixed_n: int | None = None) -> GeneratedVariant:
-    """The C source of one variant, specialised on method and IVP (and n when fixed_n is given)."""
+                     ivp: IVP, fixed_n: int | None = None, halo: int | None = None
+                     ) -> GeneratedVariant:
+    """The C source of one variant, specialised on method and IVP (and n when fixed_n is given);
+    a neighbour-exchange variant needs its halo width."""
     s, m = method.stages, method.corrector_steps
     choice = variant.kernel_map
     functions = {}
@@ -69,6 +73,9 @@ def generate_variant(variant: Variant, skeleton: Skeleton, templates: dict, meth
         raise GenerationError(f"skeleton {skeleton.name}: no kernel uses the state vector y[n]")
 
     n_source = f"#define HT_FIXED_N {fixed_n}L\n" if fixed_n else ""
+    mpi = skeleton.is_mpi
+    neighbour = "mpi_neighbour_exchange" in skeleton.exchange_kinds()
+    mpi_head = cmpi.preamble(neighbour, halo) if mpi else []
     lines = [
         f"/* hybridtune {__version__} generated variant {variant.id}",
         f" * method {method.name} (s = {s}, m = {m}), IVP {ivp.name}"
@@ -76,39 +83,45 @@ def generate_variant(variant: Variant, skeleton: Skeleton, templates: dict, meth
         f" * skeleton {skeleton.name}: {', '.join(f'{k}={v}' for k, v in variant.kernels)}",
         " * Pragmas: ivdep -> GCC ivdep, unroll N -> GCC unroll N; nounroll_and_jam has no gcc",
         " * meaning and is dropped. */",
-        "#include <math.h>", "#include <omp.h>", '#include "ht_runtime.h"', n_source,
+        "#include <math.h>", "#include <omp.h>", *mpi_head, '#include "ht_runtime.h"', n_source,
         _literal_table("A", method.A), _literal_table("b", method.b), _literal_table("c", method.c),
         "",
-        "struct ht_ctx {", "    long n;"] + [f"    double *{b};" for b in buffers] + ["};", ""]
+        "struct ht_ctx {", "    long n;"] + [f"    double *{b};" for b in buffers] + (
+        cmpi.CONTEXT_FIELDS if mpi else []) + ["};", ""]
+    if mpi:
+        lines += cmpi.exchange_functions(neighbour)
     for function in functions.values():
         lines += [function.code, ""]
 
     lines += _step(skeleton, functions, calls, buffers, m, s, fixed_n)
-    lines += _lifecycle(variant, ivp, buffers, fixed_n)
-    return GeneratedVariant(variant.id, "\n".join(lines) + "\n", tuple(buffers.items()))
+    lines += _lifecycle(variant, ivp, buffers, fixed_n, s, mpi, neighbour)
+    return GeneratedVariant(variant.id, "\n".join(lines) + "\n", tuple(buffers.items()), mpi)
 
 
 def _step(skeleton, functions, calls, buffers, m, s, fixed_n) -> list[str]:
     out = ["void ht_step(ht_ctx *ctx, double t, double h)", "{",
            "    const long n = " + ("HT_FIXED_N;" if fixed_n else "ctx->n;"),
-           "    #pragma omp parallel default(shared)", "    {",
-           "        long lo, hi;",
-           "        ht_block(n, omp_get_thread_num(), omp_get_num_threads(), &lo, &hi);"]
+           "    #pragma omp parallel default(shared)", "    {"]
+    out += cmpi.thread_block() if skeleton.is_mpi else [
+        "        long lo, hi;",
+        "        ht_block(n, omp_get_thread_num(), omp_get_num_threads(), &lo, &hi);"]
     out += [f"        double *{b} = ctx->{b};" for b in buffers]
     call_iter = iter(calls)
-    out += _skeleton_items(skeleton.program, functions, call_iter, {"m": m, "s": s}, "        ")
+    context = {"mpi": skeleton.is_mpi, "buffers": buffers}
+    out += _skeleton_items(skeleton.program, functions, call_iter, {"m": m, "s": s}, "        ",
+                           context)
     out += [f"        (void){b};" for b in buffers]
     out += ["    }", "}", ""]
     return out
 
 
-def _skeleton_items(items, functions, calls, values, indent) -> list[str]:
+def _skeleton_items(items, functions, calls, values, indent, context) -> list[str]:
     out = []
     for item in items:
         if isinstance(item, Loop):
             lower = int(Evaluator(values)(item.lower))
             upper = int(Evaluator(values)(item.upper))
-            body = _skeleton_items(item.body, functions, calls, values, indent + "    ")
+            body = _skeleton_items(item.body, functions, calls, values, indent + "    ", context)
             if upper > lower:
                 out.append(f"{indent}for (int {item.var} = {lower}; {item.var} < {upper}; "
                            f"++{item.var}) {{")
@@ -122,23 +135,26 @@ def _skeleton_items(items, functions, calls, values, indent) -> list[str]:
             args = ["n", "lo", "hi", "t", "h"] + [bound.get(a, a) for a in function.params]
             out.append(f"{indent}{function.name}({', '.join(args)});")
         elif item.name == "COM":
-            if item.args[0] != "omp_barrier":
-                raise GenerationError(f"%COM {item.args[0]}: OpenMP variants have only "
-                                      "omp_barrier (MPI variants come with the MPI generator)")
-            out.append(f"{indent}#pragma omp barrier")
+            if context["mpi"]:
+                out += cmpi.communication(item.args[0], item.args[1:], context["buffers"], indent)
+            else:
+                out.append(f"{indent}#pragma omp barrier")
         elif item.name == "SWAP":
             a, b = item.args
             out.append(f"{indent}{{ double *ht_tmp = {a}; {a} = {b}; {b} = ht_tmp; }}")
     return out
 
 
-def _lifecycle(variant, ivp: IVP, buffers: dict, fixed_n) -> list[str]:
+def _lifecycle(variant, ivp: IVP, buffers: dict, fixed_n, s: int, mpi: bool, neighbour: bool
+               ) -> list[str]:
     rename = ivp_names(ivp)
     out = ["ht_ctx *ht_create(long n)", "{"]
     if fixed_n:
         out.append("    if (n != HT_FIXED_N) return NULL;")
     out += ["    ht_ctx *ctx = calloc(1, sizeof *ctx);", "    if (!ctx) return NULL;",
             "    ctx->n = n;"]
+    if mpi:
+        out += cmpi.create(s, neighbour)
     for buffer, rows in buffers.items():
         out.append(f"    ctx->{buffer} = ht_alloc({rows}L * n);")
         out.append(f"    if (!ctx->{buffer}) {{ ht_destroy(ctx); return NULL; }}")
@@ -150,6 +166,7 @@ def _lifecycle(variant, ivp: IVP, buffers: dict, fixed_n) -> list[str]:
     out += ["    }", "    return ctx;", "}", "",
             "void ht_destroy(ht_ctx *ctx)", "{", "    if (!ctx) return;"]
     out += [f"    free(ctx->{b});" for b in buffers]
+    out += cmpi.destroy(neighbour) if mpi else []
     out += ["    free(ctx);", "}", "", "double *ht_state(ht_ctx *ctx) { return ctx->y; }", "",
             f'const char *ht_variant_id(void) {{ return "{variant.id}"; }}', "",
             "void ht_initial_values(ht_ctx *ctx)", "{", "    const long n = ctx->n;",

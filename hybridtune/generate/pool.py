@@ -69,6 +69,18 @@ def build_pool(skeletons: tuple, templates: dict, method: Method) -> Pool:
     return Pool(method.name, variants, total - len(variants))
 
 
+def covering_sample(variants) -> list:
+    """Per skeleton, variants that together use every kernel variant of its templates: the first
+    variant that adds one not yet used, in the order given."""
+    chosen, seen = [], set()
+    for variant in variants:
+        new = {(variant.skeleton, k) for k in variant.kernels} - seen
+        if new:
+            chosen.append(variant)
+            seen |= new
+    return chosen
+
+
 def pool_for(scenario, method) -> dict[str, Variant]:
     """id -> variant of the scenario's pool for one method."""
     return {v.id: v for v in build_pool(scenario.skeletons, scenario.template_map, method).variants}

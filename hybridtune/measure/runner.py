@@ -9,13 +9,14 @@ import signal
 import subprocess
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from hybridtune.generate.cvariant import GeneratedVariant
 from hybridtune.compiler.build import BuildResult, build, native_source
-from hybridtune.measure.launch_env import child_environment
+from hybridtune.measure.launch_env import (child_environment, nested_mpi_command,
+                                           step_environment, step_mpi_command)
 from hybridtune.measure.provenance import (build_identity, code_sha256, hardware_identity,
                                           node_name)
 from hybridtune.measure.statistics import median_ci, relative_half_width
@@ -48,6 +49,9 @@ class MeasureTask:
     threads: int
     h: float
     reference: np.ndarray = field(repr=False, compare=False, default=None)  # after check_steps
+    ranks: int = 1                # MPI ranks, each with `threads` threads (MPI variants only)
+    span: int = 1                 # the nodes the ranks span (a step across nodes where > 1)
+    hosts: tuple = ()             # which nodes, named when the task is dispatched
 
 
 @dataclass(frozen=True)
@@ -58,6 +62,8 @@ class Measurement:
     n: int
     threads: int
     status: str
+    ranks: int = 1
+    nodes: int = 1                # the nodes the ranks spanned
     median_s: float | None = None     # time per step
     ci_low_s: float | None = None
     ci_high_s: float | None = None
@@ -94,8 +100,14 @@ class Measurement:
                 for k, v in self.__dict__.items()}
 
 
-def runner_program() -> BuildResult:
-    return build("ht_runner", {"ht_runner.c": native_source("ht_runner.c")}, shared=False)
+def runner_program(mpi: bool = False) -> BuildResult:
+    """The program that loads a variant library: ht_runner, or ht_mpi_runner for MPI variants."""
+    name = "ht_mpi_runner" if mpi else "ht_runner"
+    return build(name, {name + ".c": native_source(name + ".c")}, shared=False, mpi=mpi)
+
+
+def variant_library(generated: GeneratedVariant) -> BuildResult:
+    return build("variant", {"variant.c": generated.code}, shared=True, mpi=generated.mpi)
 
 
 class _ChildFailed(Exception):
@@ -108,12 +120,20 @@ class _ChildFailed(Exception):
 class _Child:
     """The runner process and its line protocol, every read bounded by a timeout."""
 
-    def __init__(self, runner: str, library: str, n: int, threads: int, timeout_s: float):
-        env = {**child_environment(os.environ), "OMP_NUM_THREADS": str(threads),
-               "OMP_PLACES": "cores", "OMP_PROC_BIND": "close",
-               "HT_PARENT_PID": str(os.getpid())}
+    def __init__(self, runner: str, library: str, task: MeasureTask, timeout_s: float):
+        env = {**child_environment(os.environ), "OMP_NUM_THREADS": str(task.threads),
+               "OMP_PLACES": "cores", "OMP_PROC_BIND": "close"}
+        command = [runner, library, str(task.n)]
+        if task.hosts:            # a step across nodes of the allocation
+            command = step_mpi_command(task.ranks, task.hosts, task.threads, command)
+            env = {**step_environment(os.environ), **{k: v for k, v in env.items()
+                                                      if k.startswith("OMP_")}}
+        elif task.generated.mpi:  # ranks started by mpiexec, which dies with the process group
+            command = nested_mpi_command(task.ranks, command, cores_per_rank=task.threads)
+        else:
+            env["HT_PARENT_PID"] = str(os.getpid())
         self.timeout_s = timeout_s
-        self.process = subprocess.Popen([runner, library, str(n)], stdin=subprocess.PIPE,
+        self.process = subprocess.Popen(command, stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                                         start_new_session=True)
 
@@ -172,24 +192,28 @@ class _Child:
 
 def _provenance(task: MeasureTask, options: MeasureOptions) -> dict:
     return dict(id=task.generated.variant_id, method=task.method, ivp=task.ivp, n=task.n,
-                threads=task.threads, node=node_name(), code_sha256=code_sha256(task.generated.code),
+                threads=task.threads, ranks=task.ranks, nodes=task.span,
+                node=",".join(task.hosts) or node_name(), code_sha256=code_sha256(task.generated.code),
                 ci_target=options.ci_target, budget_s=options.budget_s, **build_identity(),
                 **hardware_identity())
 
 
-def measure(task: MeasureTask, options: MeasureOptions = MeasureOptions()) -> Measurement:
-    """Build, verify and time one variant; every failure becomes a status, never an exception."""
+def measure(task: MeasureTask, options: MeasureOptions = MeasureOptions(), hosts: tuple = ()
+            ) -> Measurement:
+    """Build, verify and time one variant (its ranks across `hosts` where named); every failure
+    becomes a status, never an exception."""
+    task = replace(task, hosts=tuple(hosts)) if hosts else task
     base = _provenance(task, options)
-    runner = runner_program()
+    runner = runner_program(task.generated.mpi)
     if not runner.ok:
         return Measurement(**base, status="compile_error", message=f"{runner.source}: "
                            f"{runner.message}")
-    library = build("variant", {"variant.c": task.generated.code}, shared=True)
+    library = variant_library(task.generated)
     base["source"] = str(library.source)
     if not library.ok:
         return Measurement(**base, status="compile_error",
                            message=f"{library.source}: {library.message}")
-    child = _Child(str(runner.path), str(library.path), task.n, task.threads, options.timeout_s)
+    child = _Child(str(runner.path), str(library.path), task, options.timeout_s)
     try:
         child.send(f"check 0.0 {task.h!r} {options.check_steps}")
         state = np.frombuffer(child.read(8 * task.n), dtype=np.float64)
@@ -249,12 +273,12 @@ def _time(child: _Child, task: MeasureTask, options: MeasureOptions) -> tuple[li
 
 
 def retime_interleaved(tasks: list[MeasureTask], options: MeasureOptions = MeasureOptions(),
-                       min_rounds: int = 10) -> list[Measurement]:
+                       hosts: tuple = (), min_rounds: int = 10) -> list[Measurement]:
     """Time already verified variants again, one repetition of each in turn, so that drifting
     machine load falls on all of them alike: at least min_rounds rounds, then until every
     interval is within the ci target or the budget of all of them is spent; a child that fails is
-    a status."""
-    runner = runner_program()
+    a status. Named hosts: every task's ranks across them."""
+    tasks = [replace(task, hosts=tuple(hosts)) for task in tasks] if hosts else tasks
     children, results = {}, {}
 
     def failed(task, status, message):
@@ -265,11 +289,11 @@ def retime_interleaved(tasks: list[MeasureTask], options: MeasureOptions = Measu
 
     try:
         for task in tasks:
-            library = build("variant", {"variant.c": task.generated.code}, shared=True)
+            runner, library = runner_program(task.generated.mpi), variant_library(task.generated)
             if not runner.ok or not library.ok:
                 failed(task, "compile_error", library.message or runner.message)
                 continue
-            children[task] = _Child(str(runner.path), str(library.path), task.n, task.threads,
+            children[task] = _Child(str(runner.path), str(library.path), task,
                                     options.timeout_s)
         steps, samples = {}, {task: [] for task in children}
         for task, child in list(children.items()):

@@ -8,14 +8,13 @@ from dataclasses import replace
 
 import numpy as np
 
-from hybridtune.compiler.build import build
 from hybridtune.describe.configuration import Configuration
 from hybridtune.describe.scenario import Scenario
 from hybridtune.errors import RequestError
 from hybridtune.generate.cvariant import generate_variant
 from hybridtune.generate.pool import Variant
 from hybridtune.measure.runner import (MeasureOptions, MeasureTask, Measurement, measure,
-                                       runner_program)
+                                       runner_program, variant_library)
 from hybridtune.reference.pirk import integrate
 from hybridtune.reference.rhs import initial_values, right_hand_side
 
@@ -29,6 +28,18 @@ def thread_problems(threads: list[int]) -> list[str]:
     cores = usable_cores()
     return [f"{t} threads requested, this process may use {cores} cores" for t in threads
             if t > cores]
+
+
+def layout_cores_problem(configs) -> str:
+    """Where a multi-rank layout asks for more cores (ranks x threads per rank) than this process
+    may use: a rank's measurement would share cores with another rank ('' where none does)."""
+    cores = usable_cores()
+    wider = sorted({(c.ranks, c.threads) for c in configs if c.ranks > 1 and
+                    c.ranks * c.threads > cores})
+    if not wider:
+        return ""
+    shown = ", ".join(f"{p} ranks x {t} threads" for p, t in wider)
+    return f"{shown}: more cores than the {cores} this process may use"
 
 
 def stable_step(ivp, n: int) -> float:
@@ -53,10 +64,14 @@ def plan_tasks(scenario: Scenario, config: Configuration, variants: list[Variant
     state = reference_after(config.method, config.ivp, config.n, h, options.check_steps) \
         if reference else None
     fixed_n = config.n if scenario.specialise_n else None
+    halo = config.ivp.halo(config.n) if any(
+        "mpi_neighbour_exchange" in skeletons[v.skeleton].exchange_kinds() for v in variants) \
+        else None
     return [MeasureTask(generate_variant(variant, skeletons[variant.skeleton],
                                          scenario.template_map, config.method, config.ivp,
-                                         fixed_n),
-                        config.method.name, config.ivp.name, config.n, config.threads, h, state)
+                                         fixed_n, halo),
+                        config.method.name, config.ivp.name, config.n, config.threads, h, state,
+                        config.ranks)
             for variant in variants]
 
 
@@ -70,12 +85,13 @@ def with_reference(tasks: list[MeasureTask], config: Configuration,
     return [replace(task, reference=state) for task in tasks]
 
 
-def prebuild(codes: list[str], workers: int | None = None) -> None:
+def prebuild(generated: list, workers: int | None = None) -> None:
     """Compile generated variants before any is timed, one gcc per usable core (failures are
     kept for measure, which reports them)."""
     with ThreadPoolExecutor(max_workers=workers or usable_cores()) as pool:
-        list(pool.map(lambda code: build("variant", {"variant.c": code}, shared=True), codes))
-    runner_program()
+        list(pool.map(variant_library, generated))
+    for mpi in sorted({variant.mpi for variant in generated}):
+        runner_program(mpi)
 
 
 def measure_configuration(scenario: Scenario, config: Configuration, variants: list[Variant],
@@ -83,7 +99,7 @@ def measure_configuration(scenario: Scenario, config: Configuration, variants: l
                           ) -> list[Measurement]:
     """Generate, build, verify and time the variants of one configuration in this process."""
     tasks = plan_tasks(scenario, config, variants, options)
-    prebuild([task.generated.code for task in tasks])
+    prebuild([task.generated for task in tasks])
     results = []
     for task in tasks:
         result = measure(task, options)

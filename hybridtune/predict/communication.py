@@ -43,7 +43,8 @@ class BarrierFit:
         """A row of the store table comm_fits (the note travels inside data)."""
         return {"kind": self.kind, "form": self.form, "a": float(self.a), "b": float(self.b),
                 "cv_error": float(self.cv_error), "validated": bool(self.validated),
-                "data": json.dumps({**self.data, "note": self.note}, sort_keys=True)}
+                "data": json.dumps({**self.data, "note": self.note}, sort_keys=True), "ranks": 1,
+                "provenance": json.dumps({"ranks_per_node": 1})}
 
     @classmethod
     def from_record(cls, record: dict) -> "BarrierFit":
@@ -126,8 +127,11 @@ def fit_barrier(samples: list) -> BarrierFit:
 
 
 def benchmark_records(samples: list, kind: str = BARRIER_KIND) -> list[dict]:
-    """Rows of the store table comm_benchmarks: kind, threads, median_s, samples (JSON)."""
-    return [{"kind": kind, "threads": int(s.threads), "median_s": float(s.median_s),
+    """Rows of the store table comm_benchmarks: kind, threads, median_s, samples (JSON), on one
+    rank, no message."""
+    return [{"kind": kind, "threads": int(s.threads), "ranks": 1, "bytes": 0,
+             "median_s": float(s.median_s),
              "samples": json.dumps({"samples_s": list(s.samples_s),
-                                    "barriers_per_sample": int(s.barriers_per_sample)})}
+                                    "barriers_per_sample": int(s.barriers_per_sample)}),
+             "provenance": json.dumps({"ranks_per_node": 1})}
             for s in samples]

@@ -1,4 +1,4 @@
-"""Variant predictions: theta = sum over kernels of phi times calls per step, plus barriers times t_barrier."""
+"""Variant predictions: theta = sum over kernels of phi times calls per step, plus the step's communication."""
 
 from __future__ import annotations
 
@@ -32,6 +32,7 @@ class VariantPrediction:
     kernels: tuple = field(default=(), compare=False)   # per kernel: dict breakdown
     message: str = ""
     rank: int = 0
+    ranks: int = 1                   # MPI ranks (threads is per rank)
 
 
 def calls_per_step(skeleton: Skeleton, template: str, m: int, s: int) -> int:
@@ -53,9 +54,9 @@ def part_seconds(job: LoopJob, prediction: LoopPrediction, machine: Machine, n: 
         / prediction.iterations_per_cl / machine.clock_hz
 
 
-def step_vectors(skeleton: Skeleton, templates: dict, stages: int) -> int:
-    """How many vectors of n doubles the skeleton's buffers hold: s per stage array, one per
-    vector (coefficient arrays excluded); 8 n times this is one time step's working set."""
+def buffer_rows(skeleton: Skeleton, templates: dict, stages: int) -> dict[str, int]:
+    """Each buffer of n doubles the skeleton's kernels use and its rows: s for a stage array, 1
+    for a vector (coefficient arrays excluded)."""
     shapes: dict[str, tuple] = {}
     for directive, _ in loops_and_directives(skeleton.program):
         if directive.name != "KERNEL":
@@ -65,7 +66,13 @@ def step_vectors(skeleton: Skeleton, templates: dict, stages: int) -> int:
         for decl in templates[call.template].datastructs:
             if decl.dims and Name("n") in decl.dims:
                 shapes.setdefault(bound.get(decl.name, decl.name), decl.dims)
-    return sum(stages if len(dims) == 2 else 1 for dims in shapes.values())
+    return {name: stages if len(dims) == 2 else 1 for name, dims in shapes.items()}
+
+
+def step_vectors(skeleton: Skeleton, templates: dict, stages: int) -> int:
+    """How many vectors of n doubles the skeleton's buffers hold; 8 n times this is one time
+    step's working set."""
+    return sum(buffer_rows(skeleton, templates, stages).values())
 
 
 def step_level(skeleton_vectors: int, machine: Machine, n: int, cores: int) -> str:
@@ -110,18 +117,18 @@ def kernel_breakdown(form: KerncraftForm, jobs: list[LoopJob], predictions: dict
             "seconds_per_call": total, "parts": parts, "omitted": list(form.omitted)}
 
 
-def step_counts(skeleton: Skeleton, method) -> tuple[dict, int]:
-    """Calls per step of each template the skeleton runs, and its barriers per step."""
+def step_counts(skeleton: Skeleton, method) -> dict:
+    """Calls per step of each template the skeleton runs."""
     m, s = method.corrector_steps, method.stages
-    calls = {template: calls_per_step(skeleton, template, m, s) for template in skeleton.templates}
-    return calls, skeleton.communication_count("omp_barrier", m)
+    return {template: calls_per_step(skeleton, template, m, s) for template in skeleton.templates}
 
 
-def predict_variant(variant: Variant, counts: tuple, breakdowns: dict, method_name: str,
-                    ivp_name: str, n: int, threads: int, t_barrier_s: float) -> VariantPrediction:
-    """Sum the kernels' shares; counts is step_counts of the variant's skeleton, breakdowns maps
-    (template, kernel variant) to kernel_breakdown."""
-    calls_by_template, barriers = counts
+def predict_variant(variant: Variant, calls_by_template: dict, breakdowns: dict, method_name: str,
+                    ivp_name: str, n: int, threads: int, communication: tuple[float, int],
+                    ranks: int = 1) -> VariantPrediction:
+    """Sum the kernels' shares and the step's communication (seconds, barriers); calls_by_template
+    is step_counts of the variant's skeleton, breakdowns maps (template, kernel variant) to
+    kernel_breakdown (on one rank's block where ranks > 1)."""
     kernels, total = [], 0.0
     for template, name in variant.kernels:
         share = breakdowns[(template, name)]
@@ -129,14 +136,15 @@ def predict_variant(variant: Variant, counts: tuple, breakdowns: dict, method_na
         if share["failed"]:
             return VariantPrediction(variant.id, variant.skeleton, method_name, ivp_name, n,
                                      threads, "failed",
-                                     message=f"{template}/{name}: {share['message']}")
+                                     message=f"{template}/{name}: {share['message']}",
+                                     ranks=ranks)
         seconds = calls * share["seconds_per_call"]
         total += seconds
         kernels.append({"template": template, "variant": name, "calls_per_step": calls,
                         "seconds": seconds, "parts": share["parts"]})
-    t_com = barriers * t_barrier_s
+    t_com, barriers = communication
     return VariantPrediction(variant.id, variant.skeleton, method_name, ivp_name, n, threads, "ok",
-                             total + t_com, t_com, barriers, tuple(kernels))
+                             total + t_com, t_com, barriers, tuple(kernels), ranks=ranks)
 
 
 def ranked(predictions: list[VariantPrediction]) -> list[VariantPrediction]:

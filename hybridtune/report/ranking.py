@@ -7,7 +7,8 @@ from hybridtune.report.failures import every_failed, group_failures
 
 
 def configuration_title(config) -> str:
-    return f"{config.method.name} {config.ivp.name} n={config.n} threads={config.threads}"
+    ranks = f" ranks={config.ranks}" if config.ranks > 1 else ""
+    return f"{config.method.name} {config.ivp.name} n={config.n}{ranks} threads={config.threads}"
 
 
 def ranking_lines(config, ranking: list[VariantPrediction], shortlisted: list, head: int) -> list[str]:

@@ -8,9 +8,15 @@ from hybridtune.report.ranking import configuration_title, unranked_why
 WIDE = 0.02     # intervals at most this wide (relative) call overlapping variants equal
 
 
+def where_measured(row: dict) -> str:
+    """IVP, n and layout of a measurement row: 'Cusp n=300 t=2', 'Cusp n=300 p=2 t=1'."""
+    layout = f"p={row['ranks']} t={row['threads']}" if row["ranks"] > 1 else f"t={row['threads']}"
+    return f"{row['ivp']} n={row['n']} {layout}"
+
+
 def measured_note(row: dict) -> str:
     """A measurement in a few words, for progress lines."""
-    where = f"{row['ivp']} n={row['n']} t={row['threads']}"
+    where = where_measured(row)
     if row["status"] == "ok":
         return f"{where}: {row['median_s']:.3e} s/step {row['id']}"
     return f"{where}: {row['status']} {row['id']}"

@@ -17,9 +17,10 @@ from hybridtune.store.runs import operation_run
 from hybridtune.store.schema import SCHEMA_VERSION, TABLES, Table
 from hybridtune.store.snapshot import read_snapshot
 
-# A measurement is valid for its code, size, threads, build and hardware; rows of upgraded stores
+# A measurement is valid for its code, size, layout, build and hardware; rows of upgraded stores
 # have no provenance and are told apart as schema 2 did.
-MEASUREMENT_KEY = ("code_sha256", "n", "threads", "build_id", "hardware_id", "timing")
+MEASUREMENT_KEY = ("code_sha256", "n", "threads", "ranks", "nodes", "build_id", "hardware_id",
+                   "timing")
 PROVENANCE = ("code_sha256", "build_id", "hardware_id")
 LEGACY_MEASUREMENT_KEY = ("id", "method", "ivp", "n", "threads", "node")
 

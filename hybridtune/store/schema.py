@@ -10,7 +10,7 @@ FORMAT = "hybridtune-store"
 # step from the previous version in store/upgrade.py. A store file (or journal) written with any other
 # schema_version is refused on open with a StoreVersionError that names the file, both versions and
 # the upgrade command; nothing converts old files implicitly, upgrade_store writes a new file.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 KINDS = ("str", "int", "float", "bool", "json")
 
@@ -53,18 +53,19 @@ TABLES: dict[str, Table] = {table.name: table for table in (
            status="str", message="str", cycles_per_cl="float", iterations_per_cl="float",
            contributions="json", saturation_cores="int", run_id="str"),
     _table("variant_predictions",
-           scenario="str", method="str", ivp="str", n="int", threads="int", variant="str",
-           predicted_s="float", t_com_s="float", rank="int", model="str", breakdown="json",
+           scenario="str", method="str", ivp="str", n="int", threads="int", ranks="int",
+           variant="str", predicted_s="float", t_com_s="float", rank="int", model="str", breakdown="json",
            features="json", run_id="str"),
     _table("prediction_sets",
            digest="str", scenario="str", method="str", ivp="str", n="int", threads="int",
-           model="str", machine_sha256="str", variants="int", run_id="str"),
+           ranks="int", model="str", machine_sha256="str", variants="int", run_id="str"),
     # A row has its own row_id (a uuid4 hex its writer gives it) and records what makes it valid:
     # the code (hash of the generated C, the generator's version), the build (digest of compiler
     # version, flags and what -march=native resolved to), the hardware (digest of the CPU identity;
     # model, flags digest and cache sizes as JSON) and what was asked for (ci_target, budget_s).
     _table("measurements",
-           row_id="str", id="str", method="str", ivp="str", n="int", threads="int", status="str",
+           row_id="str", id="str", method="str", ivp="str", n="int", threads="int", ranks="int",
+           nodes="int", status="str",
            median_s="float", ci_low_s="float", ci_high_s="float", ci_rel="float",
            ci_target="float", budget_s="float", timing="str", repetitions="int",
            steps_per_repetition="int",
@@ -78,11 +79,14 @@ TABLES: dict[str, Table] = {table.name: table for table in (
            model_id="str", kind="str", feature_schema="str", machine_sha256="str",
            hardware_id="str", params="json", training="json", training_rows="int",
            score="json", run_id="str"),
+    # Communication benchmarks and the models fitted to them, each with its provenance: the MPI
+    # library and its version, the hosts (node pair) and ranks per node that ran it.
     _table("comm_benchmarks",
-           kind="str", threads="int", median_s="float", samples="json", run_id="str"),
+           kind="str", threads="int", ranks="int", bytes="int", median_s="float", samples="json",
+           provenance="json", run_id="str"),
     _table("comm_fits",
            kind="str", form="str", a="float", b="float", cv_error="float", validated="bool",
-           data="json", run_id="str"),
+           data="json", ranks="int", provenance="json", run_id="str"),
 )}
 
 

@@ -61,11 +61,31 @@ def _features_and_models(tables: Columns) -> Columns:
             "models": {name: [] for name in names}}
 
 
+def _ranks(tables: Columns) -> Columns:
+    """4 -> 5: the parallel layout gets MPI ranks (and, for measurements, the nodes they spanned);
+    every row so far ran on one rank of one node. The communication tables get ranks, message
+    bytes (0: a barrier) and an empty provenance."""
+    out = dict(tables)
+    for name in ("measurements", "variant_predictions", "prediction_sets", "comm_fits",
+                 "comm_benchmarks"):
+        columns = tables[name]
+        rows = len(next(iter(columns.values()))) if columns else 0
+        out[name] = {**columns, "ranks": [1] * rows}
+        if name.startswith("comm_"):
+            out[name]["provenance"] = ["{}"] * rows
+        if name == "comm_benchmarks":
+            out[name]["bytes"] = [0] * rows
+        if name == "measurements":
+            out[name]["nodes"] = [1] * rows
+    return out
+
+
 # version k -> the function turning version k's tables into version k + 1's
 STEPS: dict[int, Callable[[Columns], Columns]] = {
     1: _add_prediction_sets,
     2: _threads_and_provenance,
     3: _features_and_models,
+    4: _ranks,
 }
 
 

@@ -164,6 +164,15 @@ def test_access_distance_of_the_library(name, n, distance):
     assert load_named("ivp", name, PROJECT_ROOT).access_distance(n) == distance
 
 
+@pytest.mark.parametrize("name, n, halo", [
+    ("Lorenz96", 40, 2), ("Wave1D", 300, 4), ("Heat2D", 400, 20), ("Cusp", 300, 100),
+    ("InverterChain", 300, 1), ("NBody", 60, 59), ("Diffusion3D", 125, 25)])
+def test_the_halo_counts_around_the_ring_and_sums_by_their_ends(name, n, halo):
+    # Lorenz96's boundary blocks read across the ring (distance n - 2 on the line, 2 on the ring);
+    # NBody's sums over every body bound its halo by their far end
+    assert load_named("ivp", name, PROJECT_ROOT).halo(n) == halo
+
+
 def test_alias_resolves():
     assert load_named("ivp", "IC", PROJECT_ROOT).name == "InverterChain"
 

@@ -4,6 +4,7 @@ import pytest
 
 from hybridtune.describe.library import library_files
 from hybridtune.describe.loader import load
+from hybridtune.describe.skeleton import neighbour_form
 from tests_support import SHARED, expect_error
 
 EXPECTED_VARIANTS = {"RHS_predictor": 2, "LC": 6, "RHS": 2, "Approx": 2, "Update": 1,
@@ -121,10 +122,47 @@ def test_skeleton_grammar(write):
     skeleton = load(write("s.skeleton.yaml", SKELETON))
     assert skeleton.templates == ("RHS_predictor", "RHS")
     assert skeleton.barrier_formula() == "m"
+    assert not skeleton.is_mpi and neighbour_form(skeleton) is None
+
+
+@pytest.mark.parametrize("name", sorted(BARRIERS))
+def test_each_skeleton_has_an_mpi_form_with_its_neighbour_exchange(name):
+    skeleton = load(library_files("skeleton")[name + "-mpi"])
+    assert skeleton.is_mpi and skeleton.templates == load(library_files("skeleton")[name]).templates
+    assert skeleton.exchange_kinds() == {"mpi_allgather"}
+    assert skeleton.communication_count("mpi_allgather", 6) == 7    # y, and after each corrector
+    derived = neighbour_form(skeleton)
+    assert derived.name == name + "-mpi-nx" and derived.derived
+    assert derived.exchange_kinds() == {"mpi_neighbour_exchange"}
+    assert derived.communication_count("mpi_neighbour_exchange", 6) == 7
+    assert derived.communication_count("omp_barrier", 6) == \
+        skeleton.communication_count("omp_barrier", 6)
+
+
+def test_an_exchange_of_a_buffer_no_kernel_uses_is_located(write):
+    write("s.skeleton.yaml", SKELETON.replace("%COM omp_barrier\n  %KERNEL RHS Y",
+                                              "%COM mpi_allgather Z\n  %KERNEL RHS Y", 1))
+    path = write("s.scenario.yaml", "methods: [radauIIA5]\nivps: [Lorenz96]\n"
+                 "skeletons: [./s.skeleton.yaml]\nmachine: SkylakeSP_Gold-6148\nn: [100]\n"
+                 "threads: [1]\nranks: [1, 2]\n")
+    expect_error(path, key="code", line=5, expected="an exchanged buffer of n components that "
+                 "a kernel of the skeleton uses (F, Yprev, y)", file=path.parent / "s.skeleton.yaml")
+
+
+def test_ranks_above_one_need_an_mpi_skeleton(write):
+    path = write("s.scenario.yaml", "methods: [radauIIA5]\nivps: [Lorenz96]\nskeletons: [A]\n"
+                 "machine: SkylakeSP_Gold-6148\nn: [100]\nthreads: [1]\nranks: [1, 2]\n")
+    expect_error(path, key="ranks", line=7, expected="ranks above 1 only with MPI skeletons")
 
 
 @pytest.mark.parametrize("change, line, expected", [
     (("%COM omp_barrier\n  %KERNEL RHS Y", "%COM omp_fence\n  %KERNEL RHS Y"), 5, "%COM op"),
+    (("%COM omp_barrier\n  %KERNEL RHS Y", "%COM mpi_allgather\n  %KERNEL RHS Y"), 5,
+     "'%COM op buffer' with op one of mpi_allgather, mpi_neighbour_exchange"),
+    (("%COM omp_barrier\n  %KERNEL RHS Y", "%COM omp_barrier Y\n  %KERNEL RHS Y"), 5,
+     "'%COM op' with op one of mpi_barrier, omp_barrier"),
+    (("%COM omp_barrier\n  %KERNEL RHS Y", "%COM mpi_allgather Y[0]\n  %KERNEL RHS Y"), 5,
+     "%COM op buffer"),
     (("%SWAP Yprev Ycur", "%SWAP Yprev"), 7, "%SWAP buffer1 buffer2"),
     (("%KERNEL RHS Y=Yprev", "%KERNEL RHS Y=Yprev[i]"), 6, "%KERNEL template"),
     (("%LOOP_START k m - 1", "%LOOP_START k n"), 4, "bounds in m, s"),

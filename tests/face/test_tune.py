@@ -159,19 +159,22 @@ def test_resume_keys_a_changed_build_or_code_is_measured_again_another_node_is_r
         rankings = predict_scenario(scenario, store=store).rankings
         stored = stored_rows(store)
     request = TuneRequest(scenario, parse_strategy("top_k:6"), MeasureOptions(budget_s=0.2))
-    [hardware] = {key[4] for key in stored}
+    [hardware] = {key[-1] for key in stored}     # (code, n, threads, ranks, nodes, build, hardware)
     [plan] = plan_configurations(request, rankings, stored, hardware)
     assert len(plan.reused) == 6 and not plan.tasks
     rows = list(stored.values())
     moved = {key: {**row, "node": "elsewhere"} for key, row in stored.items()}
     [plan] = plan_configurations(request, rankings, moved, hardware)
     assert len(plan.reused) == 6, "a row from another node of the same hardware is reused"
-    other_build = {(k[0], k[1], k[2], "another-build", k[4]): r for k, r in stored.items()}
+    other_build = {k[:-2] + ("another-build", k[-1]): r for k, r in stored.items()}
     [plan] = plan_configurations(request, rankings, other_build, hardware)
     assert len(plan.tasks) == 6, "a changed compiler, flag or generator is measured again"
     other_code = {("0" * 64,) + k[1:]: r for k, r in stored.items()}
     [plan] = plan_configurations(request, rankings, other_code, hardware)
     assert len(plan.tasks) == 6, "changed generated code is measured again"
+    two_ranks = {k[:3] + (2,) + k[4:]: r for k, r in stored.items()}
+    [plan] = plan_configurations(request, rankings, two_ranks, hardware)
+    assert len(plan.tasks) == 6, "a measurement on other ranks answers no other layout"
     [plan] = plan_configurations(request, rankings, stored, "another-cpu")
     assert len(plan.tasks) == 6
     fresh = TuneRequest(scenario, parse_strategy("top_k:6"), MeasureOptions(budget_s=0.2),

@@ -108,3 +108,24 @@ def test_runall_sbatch_shards_the_pool_over_an_array_and_merges(local_cluster, t
     assert shards[0] and shards[1] and not set(shards[0]) & set(shards[1])
     assert first_timings(measurement_rows(merged)) == {v: 1 for s in shards for v in s}
     assert len(shards[0]) + len(shards[1]) == 32          # the whole pool of skeleton F
+
+
+MPI_SCENARIO = str(PROJECT_ROOT / "tests" / "data" / "tune" / "mpi.scenario.yaml")
+
+
+def test_a_two_rank_layout_holds_both_nodes_and_runs_its_ranks_across_them(
+        local_cluster, tune_store, tmp_path):
+    # each emulated node has one core: a measurement of 2 ranks x 1 thread is a step across both
+    log = tmp_path / "tune.log"
+    done = sbatch(local_cluster, PROJECT_ROOT / "jobs" / "tune.sbatch", log, MPI_SCENARIO,
+                  "--db", str(tune_store), "--json", "--budget", "0.3")
+    text = log.read_text() if log.exists() else ""
+    assert done.returncode == 0, f"{done.stdout}{done.stderr}\n{text}"
+    assert "2 ranks x 1 threads: each measurement holds 2 whole nodes" in text
+    result = json.loads(text[text.index("{\n"):text.rindex("}") + 1])
+    [record] = result["configurations"]
+    rows = [row for row in measurement_rows(tune_store) if row["ranks"] == 2]
+    assert first_timings(rows) == {v: 1 for v in record["shortlisted"]}
+    assert {(row["nodes"], row["node"], row["status"]) for row in rows} == {(2, "n1,n2", "ok")}
+    assert all(row["median_s"] > 0 for row in rows)
+    assert all(row["check_error"] <= 1e-10 for row in rows if row["timing"] == "alone")

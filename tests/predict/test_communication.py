@@ -90,7 +90,8 @@ def test_thread_counts_below_one_are_refused():
 def test_records_round_trip(threads):
     fit = fit_barrier(synthetic(lambda p: 1e-7 + 2e-7 * p, threads))
     record = fit.as_record()
-    assert set(record) == {"kind", "form", "a", "b", "cv_error", "validated", "data"}
+    assert set(record) == {"kind", "form", "a", "b", "cv_error", "validated", "data", "ranks",
+                           "provenance"}
     assert isinstance(record["validated"], bool) and isinstance(record["a"], float)
     assert json.loads(record["data"])["note"] == fit.note
     for row in (record, dict(record, data=json.loads(record["data"]))):

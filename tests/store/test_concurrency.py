@@ -22,7 +22,7 @@ WRITER = textwrap.dedent("""
 
     def measurement(i):
         return dict(row_id=f"r{i}", id=f"m{i}", method="radauIIA7", ivp="Cusp", n=i, threads=1,
-                    status="ok", median_s=1e-4 * i, ci_low_s=None, ci_high_s=None, ci_rel=0.01,
+                    ranks=1, nodes=1, status="ok", median_s=1e-4 * i, ci_low_s=None, ci_high_s=None, ci_rel=0.01,
                     ci_target=0.02, budget_s=5.0, timing="alone", repetitions=6, steps_per_repetition=10,
                     check_error=0.0, message="x" * (i % 50), code_sha256="c" * 64,
                     generator_version="1", source="variant.c", build_id="b" * 16,
@@ -153,7 +153,8 @@ def test_a_writer_killed_while_appending_keeps_every_flushed_record_once(tmp_pat
     assert path.with_name("s.h5.journal").exists()
     with Store.open(path, "a") as writer:  # the next writer folds the journal in
         writer.append("measurements", row_id="after", id="after", method="m", ivp="i", n=10**6,
-                      threads=1, status="ok", median_s=None, ci_low_s=None, ci_high_s=None,
+                      threads=1, ranks=1, nodes=1, status="ok", median_s=None, ci_low_s=None,
+                      ci_high_s=None,
                       ci_rel=None, ci_target=None, budget_s=None, timing="alone", repetitions=0,
                       steps_per_repetition=0, check_error=None, message="", code_sha256="",
                       generator_version="", source="", build_id="", compiler="",

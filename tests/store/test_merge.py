@@ -22,19 +22,19 @@ def prediction(key: str, threads: int) -> dict:
                 contributions={"T_OL": 4.0, "T_nOL": 2.0}, saturation_cores=4)
 
 
-VARIANT = dict(scenario="default", method="radauIIA7", ivp="Cusp", n=10**6, threads=2,
+VARIANT = dict(scenario="default", method="radauIIA7", ivp="Cusp", n=10**6, threads=2, ranks=1,
                variant="F_RHS_LC_jli", predicted_s=1.25e-3, t_com_s=float("nan"), rank=1,
                model="ECM", breakdown={"kernels": [["LC", "LC_ijl", 4, 1e-3]], "message": ""},
                features={})
 PREDICTION_SET = dict(digest="d" * 64, scenario="default", method="radauIIA7", ivp="Cusp",
-                      n=10**6, threads=2, model="ECM", machine_sha256="ab" * 32, variants=1)
+                      n=10**6, threads=2, ranks=1, model="ECM", machine_sha256="ab" * 32, variants=1)
 FIT = dict(kind="omp_barrier", form="a + b*log2(p)", a=1e-7, b=2e-7, cv_error=0.04,
-           validated=True, data={"threads": [1, 2]})
+           validated=True, data={"threads": [1, 2]}, ranks=1, provenance={})
 
 
 def measurement(row_id: str, **changes) -> dict:
     row = dict(row_id=row_id, id="A_x", method="radauIIA7", ivp="Cusp", n=300, threads=2,
-               status="ok", median_s=1.5e-4, ci_low_s=1.4e-4, ci_high_s=1.6e-4, ci_rel=0.05,
+               ranks=1, nodes=1, status="ok", median_s=1.5e-4, ci_low_s=1.4e-4, ci_high_s=1.6e-4, ci_rel=0.05,
                ci_target=0.02, budget_s=5.0, timing="alone", repetitions=12, steps_per_repetition=40,
                check_error=3e-13, message="", code_sha256="c" * 64, generator_version="0.4.0",
                source="v.c", build_id="b" * 16, compiler="gcc 13.2.0",

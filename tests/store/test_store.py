@@ -35,38 +35,43 @@ SAMPLES = {
              cycles_per_cl=None, iterations_per_cl=None, contributions={}, saturation_cores=0),
     ],
     "variant_predictions": [
-        dict(scenario="default", method="radauIIA7", ivp="Cusp", n=10**6, threads=20,
+        dict(scenario="default", method="radauIIA7", ivp="Cusp", n=10**6, threads=20, ranks=1,
              variant="F_RHS_LC_jli", predicted_s=1.25e-3, t_com_s=2e-5, rank=1, model="ECM",
              breakdown={"kernels": {"LC": 1e-3}, "com": 2e-5}, features={}),
     ],
     "prediction_sets": [
         dict(digest="d" * 64, scenario="default", method="radauIIA7", ivp="Cusp", n=10**6,
-             threads=20, model="ECM", machine_sha256="ab" * 32, variants=1),
+             threads=20, ranks=1, model="ECM", machine_sha256="ab" * 32, variants=1),
     ],
     "measurements": [
-        dict(row_id="1" * 32, id="A_x", method="radauIIA7", ivp="Cusp", n=300, threads=2,
-             status="ok", median_s=1.5e-4, ci_low_s=1.4e-4, ci_high_s=1.6e-4, ci_rel=0.05,
-             ci_target=0.02, budget_s=5.0, timing="alone", repetitions=12, steps_per_repetition=40,
+        dict(row_id="1" * 32, id="A_x", method="radauIIA7", ivp="Cusp", n=300, threads=2, ranks=1,
+             nodes=1, status="ok", median_s=1.5e-4, ci_low_s=1.4e-4, ci_high_s=1.6e-4,
+             ci_rel=0.05, ci_target=0.02, budget_s=5.0, timing="alone", repetitions=12, steps_per_repetition=40,
              check_error=3e-13, message="", code_sha256="c" * 64, generator_version="0.4.0",
              source="/tmp/variant.c", build_id="b" * 16, compiler="gcc 13.2.0",
              compiler_flags="-O3 -march=native", hardware_id="h" * 16,
              hardware={"model": "AMD EPYC 7763", "flags_sha256": "f" * 16,
                        "caches": {"L1d": 32768, "L2": 524288}}, node="n1"),
-        dict(row_id="2" * 32, id="A_y", method="radauIIA7", ivp="Cusp", n=300, threads=2,
-             status="crash", median_s=None, ci_low_s=None, ci_high_s=None, ci_rel=None,
-             ci_target=0.02, budget_s=None, timing="alone", repetitions=0, steps_per_repetition=0,
+        dict(row_id="2" * 32, id="A_y", method="radauIIA7", ivp="Cusp", n=300, threads=1,
+             ranks=2, nodes=2, status="crash", median_s=None, ci_low_s=None, ci_high_s=None,
+             ci_rel=None, ci_target=0.02, budget_s=None, timing="alone", repetitions=0, steps_per_repetition=0,
              check_error=None, message="SIGSEGV in ht_step — Ünïcode ✓", code_sha256="c" * 64,
              generator_version="0.4.0", source="", build_id="b" * 16, compiler="gcc 13.2.0",
              compiler_flags="-O3 -march=native", hardware_id="h" * 16, hardware={}, node="n2"),
     ],
     "comm_benchmarks": [
-        dict(kind="omp_barrier", threads=2, median_s=3.2e-7, samples=[3.1e-7, 3.2e-7, 3.4e-7]),
+        dict(kind="omp_barrier", threads=2, ranks=1, bytes=0, median_s=3.2e-7,
+             samples=[3.1e-7, 3.2e-7, 3.4e-7], provenance={}),
+        dict(kind="mpi_allgather", threads=1, ranks=2, bytes=4096, median_s=2.5e-6,
+             samples=[2.4e-6, 2.5e-6], provenance={"library": "MPICH 5.0.2", "ranks_per_node": 2,
+                                                   "nodes": ["n1"]}),
     ],
     "comm_fits": [
         dict(kind="omp_barrier", form="a + b*log2(p)", a=1e-7, b=2e-7, cv_error=0.04,
-             validated=True, data={"threads": [1, 2], "median_s": [1e-7, 3.2e-7]}),
+             validated=True, data={"threads": [1, 2], "median_s": [1e-7, 3.2e-7]}, ranks=1,
+             provenance={}),
         dict(kind="mpi_allgather", form="a + b*p", a=2e-6, b=1e-6, cv_error=float("nan"),
-             validated=False, data=[]),
+             validated=False, data=[], ranks=2, provenance={"library": "MPICH 5.0.2"}),
     ],
 }
 
@@ -181,9 +186,11 @@ def test_frames_have_one_dtype_per_kind_also_when_empty(tmp_path):
 def test_numpy_values_and_json_text_are_accepted_as_plain_values(tmp_path):
     with Store.open(tmp_path / "s.h5", run=RUN) as store:
         store.append("comm_benchmarks", kind="omp_barrier", threads=np.int32(2),
-                     median_s=np.float32(0.5), samples=np.array([0.25, 0.5]))
-        store.append("comm_benchmarks", kind="omp_barrier", threads=1, median_s=0.25,
-                     samples='{"samples_s": [0.25], "barriers_per_sample": 100}')
+                     ranks=np.int64(1), bytes=0, median_s=np.float32(0.5),
+                     samples=np.array([0.25, 0.5]), provenance={})
+        store.append("comm_benchmarks", kind="omp_barrier", threads=1, ranks=1, bytes=0,
+                     median_s=0.25, samples='{"samples_s": [0.25], "barriers_per_sample": 100}',
+                     provenance="{}")
         frame = store.frame("comm_benchmarks")
     assert frame.threads[0] == 2 and frame.median_s[0] == 0.5 and frame.samples[0] == [0.25, 0.5]
     assert frame.samples[1] == {"samples_s": [0.25], "barriers_per_sample": 100}
@@ -227,11 +234,12 @@ def test_unknown_table_unknown_column_and_missing_column_are_refused(tmp_path):
         with pytest.raises(StoreSchemaError, match="one of the tables runs, kernels"):
             store.append("kernel", code_hash="c")
         with pytest.raises(StoreSchemaError, match="one of the columns") as unknown:
-            store.append("comm_benchmarks", kind="x", threads=1, median_s=1.0, samples=[],
-                         median=2.0)
+            store.append("comm_benchmarks", kind="x", threads=1, ranks=1, bytes=0,
+                         median_s=1.0, samples=[], provenance={}, median=2.0)
         assert unknown.value.column == "median" and unknown.value.value == 2.0
         with pytest.raises(StoreSchemaError, match="missing") as missing:
-            store.append("comm_benchmarks", kind="x", threads=1, samples=[])
+            store.append("comm_benchmarks", kind="x", threads=1, ranks=1, bytes=0, samples=[],
+                         provenance={})
         assert missing.value.column == "median_s"
         with pytest.raises(StoreSchemaError, match="a mapping"):
             store.append_many("comm_benchmarks", [("x", 1, 1.0, [])])

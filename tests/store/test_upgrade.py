@@ -181,6 +181,12 @@ def test_a_schema_2_store_is_upgraded_row_for_row_and_left_unchanged(tmp_path):
 
     assert frames["variant_predictions"].features.tolist() == [{}]   # predicting again fills them
     assert frames["models"].empty
+    for name in ("measurements", "variant_predictions", "prediction_sets", "comm_benchmarks",
+                 "comm_fits"):   # schema 5: every row so far ran on one rank
+        assert set(frames[name].ranks) == {1}, name
+    assert set(frames["measurements"].nodes) == {1}
+    assert frames["comm_benchmarks"].bytes.tolist() == [0] * len(OLD_ROWS["comm_benchmarks"])
+    assert frames["comm_fits"].provenance.tolist() == [{}] * len(OLD_ROWS["comm_fits"])
 
     measured = frames["measurements"].to_dict("records")
     assert [row["id"] for row in measured] == ["A_x", "A_y", "A_z"]
