@@ -181,6 +181,7 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=15)
     parser.add_argument("--pool", choices=("sample", "all"), default="sample")
     parser.add_argument("--skip-variants", action="store_true")
+    parser.add_argument("--ivps", help="comma-separated IVPs of scenarios/mpi.yaml (default: all)")
     args = parser.parse_args()
     generator = random.Random(1)
     started = time.strftime("%Y-%m-%dT%H:%M:%S")
@@ -192,8 +193,13 @@ def main() -> None:
     if not args.skip_variants:
         options = replace(MeasureOptions(), ci_target=0.03, budget_s=0.5)
         with tempfile.TemporaryDirectory() as folder:
-            report["variants"] = variants(load(ROOT / "scenarios" / "mpi.yaml"), args.pool == "all",
-                                          options, Path(folder) / "bench-comm.h5")
+            scenario = load(ROOT / "scenarios" / "mpi.yaml")
+            if args.ivps:
+                wanted = args.ivps.split(",")
+                scenario = replace(scenario, ivps=tuple(i for i in scenario.ivps
+                                                        if i.name in wanted))
+            report["variants"] = variants(scenario, args.pool == "all", options,
+                                          Path(folder) / "bench-comm.h5")
     report["wall_s"] = time.monotonic() - clock
     out = ROOT / "data" / "bench" / "comm.json"
     out.write_text(json.dumps(report, indent=1) + "\n")

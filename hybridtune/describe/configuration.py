@@ -20,6 +20,10 @@ class Configuration:
 
 def configurations(scenario: Scenario, n: int | None, threads: list[int] | None,
                    ranks: list[int] | None = None):
+    if ranks and max(ranks) > 1 and not any(s.is_mpi for s in scenario.skeletons):
+        raise RequestError(f"--ranks {max(ranks)}: scenario {scenario.name} ({scenario.path}) has "
+                           "no MPI skeleton (A-mpi ... H-mpi), and only those run on more than "
+                           "one rank")
     for method in scenario.methods:
         for ivp in scenario.ivps:
             sizes = [n] if n is not None else list(scenario.sizes.for_ivp(ivp))

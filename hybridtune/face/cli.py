@@ -179,15 +179,23 @@ def _cmd_check(args) -> int:
 
 def _pool_rows(scenario) -> list[dict]:
     from hybridtune.generate.pool import build_pool
-    skeletons = {sk.name: sk for sk in scenario.skeletons}
+    from hybridtune.predict.superstep import communication_points
     rows = []
     for method in scenario.methods:
         pool = build_pool(scenario.skeletons, scenario.template_map, method)
+        per_step = {}
+        for skeleton in scenario.skeletons:
+            counts: dict = {}
+            for (op, _), count in communication_points(skeleton, method.corrector_steps).items():
+                counts[op] = counts.get(op, 0) + count
+            per_step[skeleton.name] = counts
         for variant in pool.variants:
+            counts = per_step[variant.skeleton]
+            barriers = counts.get("omp_barrier", 0) + 2 * sum(
+                c for op, c in counts.items() if op.startswith("mpi_"))
             rows.append({"id": variant.id, "method": method.name, "skeleton": variant.skeleton,
-                         "kernels": variant.kernel_map,
-                         "barriers_per_step": skeletons[variant.skeleton].communication_count(
-                             "omp_barrier", method.corrector_steps),
+                         "kernels": variant.kernel_map, "barriers_per_step": barriers,
+                         "communication_per_step": counts,
                          "code_hash": variant.code_hash, "same_as": list(variant.same_as)})
     return rows
 

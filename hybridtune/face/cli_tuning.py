@@ -80,6 +80,7 @@ def check_selection(args) -> None:
 
 def cmd_predict(args) -> int:
     from hybridtune.describe.loader import load
+    from hybridtune.describe.configuration import configurations
     from hybridtune.face.offline import predict_scenario
     from hybridtune.strategies.registry import shortlist
     from hybridtune.report.failures import failure_lines, failures_json, without_choice_line
@@ -88,6 +89,7 @@ def cmd_predict(args) -> int:
     check_selection(args)
     scenario = load(args.scenario, "scenario")
     check_compiler(scenario.machine)
+    list(configurations(scenario, args.n, args.threads, args.ranks))   # refused before any write
     corrected, note = {}, ""
     worker = contextlib.nullcontext()
     if args.corrected and max(args.ranks or scenario.ranks) > 1:

@@ -54,9 +54,10 @@ def latest_predictions(predictions: pd.DataFrame, machine_sha256: str | None = N
     """Per (method, IVP, n, threads, variant) the last stored prediction with a feature row, of one
     machine file (the given one, else the last one predicted with) and one feature schema; one
     with the barrier cost before one without."""
+    predictions = one_rank(predictions)
     if predictions.empty:
-        raise RequestError("the store holds no variant predictions: run `hybridtune predict` "
-                           "(or tune) on it first")
+        raise RequestError("the store holds no variant predictions of one rank: run `hybridtune "
+                           "predict` (or tune) on it first")
     features = predictions["features"]
     usable = predictions[features.map(lambda f: isinstance(f, dict) and "feature_schema" in f)
                          & predictions["predicted_s"].notna()]
@@ -92,9 +93,16 @@ def with_derived(frame: pd.DataFrame) -> pd.DataFrame:
                                                                    frame["ivp"])])
 
 
+def one_rank(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows of one rank: the correction models know no ranks yet, and an MPI variant's id is
+    the same on every rank count."""
+    return frame if frame.empty or "ranks" not in frame else frame[frame["ranks"] == 1]
+
+
 def ok_measurements(measurements: pd.DataFrame, hardware_id: str | None = None) -> pd.DataFrame:
-    """The ok measurements of one hardware (the given one, else the one with most ok rows), the
-    variant id as `variant`."""
+    """The ok measurements of one rank and one hardware (the given one, else the one with most ok
+    rows), the variant id as `variant`."""
+    measurements = one_rank(measurements)
     if measurements.empty:
         return measurements.assign(variant=[])
     ok = measurements[(measurements["status"] == "ok") & measurements["median_s"].notna()

@@ -162,3 +162,19 @@ def test_missing_compiler_is_one_message(capsys, monkeypatch):
     code, out, err = run(capsys, "measure", str(SCENARIOS / "default.yaml"), "--variant",
                          MEASURED, "-n", "600", "--threads", "1")
     assert code == 2 and "C compiler 'no-such-compiler-here' not found" in err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["predict", str(SCENARIOS / "default.yaml"), "--ranks", "2"],
+     "--ranks 2: scenario default"),
+    (["predict", str(SCENARIOS / "default.yaml"), "-n", "7"], "n = 7 is not valid"),
+    (["measure", str(SCENARIOS / "mpi.yaml"), "--ranks", "2", "--threads", "64"],
+     "2 ranks x 64 threads: more cores than the"),
+    (["measure", str(SCENARIOS / "mpi.yaml"), "-n", "9", "--ranks", "16", "--threads", "1"],
+     "16 ranks for IVP Wave1D at n = 9: more ranks than components"),
+])
+def test_a_layout_that_cannot_run_is_one_message_exit_2_and_no_store(capsys, tmp_path, argv,
+                                                                     message):
+    code, out, err = run(capsys, *argv, "--db", str(tmp_path / "never.h5"))
+    assert code == 2 and err.count("error:") == 1 and message in err, err
+    assert not list(tmp_path.iterdir())
