@@ -75,7 +75,12 @@ def tuned_export(scenario, method, ivp, db: str, name: str) -> tuple[dict, Dispa
     with Store.open(db, "r") as store:
         measurements = _records(store.frame("measurements"))
         predictions = _records(store.frame("variant_predictions"))
-    pool = pool_for(scenario, method)
+    skeletons = {s.name: s for s in scenario.skeletons}
+    pool = {vid: v for vid, v in pool_for(scenario, method).items()
+            if not skeletons[v.skeleton].is_mpi}      # the solver library is one process
+    if not pool:
+        raise RequestError(f"scenario {scenario.name}: the tuned solver exports one process's "
+                           "variants, and its skeletons are all MPI skeletons")
     canonical = {alias: v.id for v in pool.values() for alias in (v.id, *v.same_as)}
     try:
         hardware, measured, notes = measured_times(measurements, method.name, ivp.name, canonical)
@@ -83,7 +88,6 @@ def tuned_export(scenario, method, ivp, db: str, name: str) -> tuple[dict, Dispa
         raise RequestError(f"--db {db}: {exc}") from None
     predicted = predicted_times(predictions, scenario.name, method.name, ivp.name, canonical)
     used = {v for times in [*measured.values(), *predicted.values()] for v in times}
-    skeletons = {s.name: s for s in scenario.skeletons}
     vectors = max(step_vectors(skeletons[pool[v].skeleton], scenario.template_map, method.stages)
                   for v in used)
     table = dispatch_table(measured, predicted, scenario.machine, vectors, method.name, ivp.name,

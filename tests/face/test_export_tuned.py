@@ -149,7 +149,7 @@ def _row(**values):
     """A full measurements row: the columns not given empty, NaN or zero."""
     empty = {"str": "", "int": 0, "float": math.nan, "json": {}, "bool": False}
     row = {name: empty[kind] for name, kind in TABLES["measurements"].columns}
-    return {**row, **values}
+    return {**row, "ranks": 1, "nodes": 1, **values}
 
 
 def test_tuned_export_refuses_a_store_without_ok_measurements(tmp_path, capsys):
@@ -164,6 +164,21 @@ def test_tuned_export_refuses_a_store_without_ok_measurements(tmp_path, capsys):
     assert _export(store, out) == 2
     err = capsys.readouterr().err
     assert "no ok measurement of radauIIA7 on InverterChain" in err and "radauIIA7/Cusp" in err
+    assert not out.exists()
+
+
+def test_tuned_export_of_mpi_skeletons_only_is_refused(tmp_path, capsys):
+    scenario = tmp_path / "mpi.scenario.yaml"
+    scenario.write_text("methods: [radauIIA7]\nivps: [InverterChain]\nskeletons: [F-mpi]\n"
+                        "machine: SkylakeSP_Gold-6148\nn: [600]\nthreads: [1]\n")
+    store = tmp_path / "s.h5"
+    with Store.open(store, "a") as opened:
+        opened.append_many("measurements", [_row(id="x", method="radauIIA7",
+                                                 ivp="InverterChain", n=600, threads=1,
+                                                 status="ok", median_s=1e-5)])
+    out = tmp_path / "out"
+    code = main(["export", str(scenario), "--tuned", "--db", str(store), "-o", str(out)])
+    assert code == 2 and "its skeletons are all MPI skeletons" in capsys.readouterr().err
     assert not out.exists()
 
 

@@ -55,10 +55,11 @@ def _first_of(scenario, method, skeleton: str):
 
 
 def test_each_exchange_form_matches_the_reference_on_one_and_two_ranks(tmp_path):
-    scenario = _scenario(tmp_path, "A-mpi, D-mpi, F-mpi, G-mpi")
+    # three of the eight MPI variants for tests: both exchanges of A, and F's swapped
+    # buffers exchanged with the neighbours (jobs/bench_comm.sh verifies every skeleton form)
+    scenario = _scenario(tmp_path, "A-mpi, F-mpi")
     method, ivp = scenario.methods[0], scenario.ivps[0]
-    chosen = [_first_of(scenario, method, name) for name in ("A-mpi", "A-mpi-nx", "D-mpi",
-                                                             "F-mpi-nx", "G-mpi")]
+    chosen = [_first_of(scenario, method, name) for name in ("A-mpi", "A-mpi-nx", "F-mpi-nx")]
     two = measure_configuration(scenario, Configuration(method, ivp, N, 1, 2), chosen, QUICK)
     for result in two:
         assert result.status == "ok", (result.id, result.message)
