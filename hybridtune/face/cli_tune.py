@@ -225,8 +225,8 @@ def _finish(result, strategy, args) -> int:
     from hybridtune.face.cli_tuning import EXIT_NO_CHOICE, offline_failures
     from hybridtune.report.failures import failure_lines, failures_json, without_choice_line
     from hybridtune.report.ranking import configuration_title
-    from hybridtune.report.tuning import (chosen_line, measurement_failures, thread_notes,
-                                          without_choice)
+    from hybridtune.report.tuning import (chosen_line, layout_lines, measurement_failures,
+                                          thread_notes, without_choice)
     out = sys.stderr if args.json else sys.stdout
     records = []
     for outcome in result.outcomes:
@@ -234,7 +234,7 @@ def _finish(result, strategy, args) -> int:
         print(f"{configuration_title(outcome.plan.configuration)}:", file=out)
         print(line, file=out, flush=True)
         records.append(record)
-    for note in thread_notes(records):
+    for note in thread_notes(records) + layout_lines(records):
         print(note, file=out)
     failed, measured = measurement_failures(result.outcomes)
     for line in failure_lines(failed, measured, "measurements"):

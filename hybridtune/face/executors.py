@@ -205,6 +205,12 @@ class NodeExecutor(Executor):
         self._local.shutdown(wait=wait, cancel_futures=cancel_futures)
 
 
+def on_nodes(executor, span: int, fn, *args) -> Future:
+    """Submit a measuring task: on one node's slot, or holding `span` whole nodes (its ranks
+    across them; the executor passes their names)."""
+    return executor.submit(fn, *args) if span == 1 else executor.submit_spanning(span, fn, *args)
+
+
 def release(launch: Launch, code: int) -> None:
     """Tell every other rank to stop serving and exit with `code` (rank 0, at the end)."""
     if launch.comm is None:

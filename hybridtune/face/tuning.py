@@ -11,6 +11,7 @@ from hybridtune.describe.configuration import Configuration
 from hybridtune.describe.scenario import Scenario
 from hybridtune.describe.strategy import Strategy
 from hybridtune.face import signals
+from hybridtune.face.executors import on_nodes
 from hybridtune.face.hybrid_tuning import searches
 from hybridtune.face.rows import observed, row_ok
 from hybridtune.face.offline import predict_scenario
@@ -285,12 +286,6 @@ def run_searches(executor, plans: list, found: list, options: MeasureOptions,
             else:
                 new[index][row["id"]] = row
                 found[index].tell(position, *observed(row))
-
-
-def on_nodes(executor, span: int, fn, *args):
-    """Submit a measuring task: on one node's slot, or holding `span` whole nodes (its ranks
-    across them; the executor passes their names)."""
-    return executor.submit(fn, *args) if span == 1 else executor.submit_spanning(span, fn, *args)
 
 
 def task_cost(options: MeasureOptions) -> float:

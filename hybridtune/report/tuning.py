@@ -39,7 +39,8 @@ def chosen_line(outcome, strategy: str) -> tuple[str, dict]:
               if p.id in outcome.rows and outcome.rows[p.id]["status"] != "ok"]
     measured = sum(p.id in outcome.rows for p in plan.shortlisted)
     record = {"method": config.method.name, "ivp": config.ivp.name, "n": config.n,
-              "threads": config.threads, "strategy": strategy, "pool": plan.pool,
+              "threads": config.threads, "ranks": config.ranks, "strategy": strategy,
+              "pool": plan.pool,
               "shortlisted": [p.id for p in plan.shortlisted], "measured": measured,
               "measured_now": outcome.new, "failed": failed,
               "not_measured": list(outcome.not_measured), "retimed": sorted(outcome.retimed),
@@ -82,14 +83,14 @@ def _overlapping(outcome, chosen_id: str, chosen: dict) -> int:
 
 
 def thread_notes(records: list[dict]) -> list[str]:
-    """Configurations where fewer threads measured faster than more."""
+    """Configurations where fewer threads (on as many ranks) measured faster than more."""
     by_case: dict = {}
     for record in records:
         if record["chosen"] is not None:
-            key = (record["method"], record["ivp"], record["n"])
+            key = (record["method"], record["ivp"], record["n"], record["ranks"])
             by_case.setdefault(key, []).append((record["threads"], record["chosen"]))
     notes = []
-    for (method, ivp, n), chosen in sorted(by_case.items()):
+    for (method, ivp, n, _), chosen in sorted(by_case.items()):
         chosen.sort(key=lambda pair: pair[0])
         for (few, a), (many, b) in zip(chosen, chosen[1:]):
             if a["measured_s"] < b["measured_s"]:
@@ -99,6 +100,28 @@ def thread_notes(records: list[dict]) -> list[str]:
                              f"{many}-thread one, which was predicted {predicted:.2f}x faster: "
                              f"use {few} thread(s) here")
     return notes
+
+
+def layout_lines(records: list[dict]) -> list[str]:
+    """Per method, IVP and n measured in more than one layout (ranks x threads), the fastest
+    layout's choice and how much longer the others' take."""
+    by_case: dict = {}
+    for record in records:
+        if record["chosen"] is not None:
+            by_case.setdefault((record["method"], record["ivp"], record["n"]), []).append(record)
+    lines = []
+    for (method, ivp, n), mine in sorted(by_case.items()):
+        if len(mine) < 2:
+            continue
+        mine.sort(key=lambda r: r["chosen"]["measured_s"])
+        best = mine[0]
+        fastest = best["chosen"]["measured_s"]
+        others = ", ".join(f"{r['ranks']}x{r['threads']} {r['chosen']['measured_s'] / fastest:.2f}x"
+                           for r in mine[1:])
+        lines.append(f"{method} {ivp} n={n}: fastest layout {best['ranks']} rank(s) x "
+                     f"{best['threads']} thread(s): {best['chosen']['id']} "
+                     f"({best['chosen']['measured_s']:.4e} s/step); the others take: {others}")
+    return lines
 
 
 def _failures(outcome) -> list[tuple[str, str]]:

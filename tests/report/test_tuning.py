@@ -5,12 +5,12 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from hybridtune.face.tuning import Outcome
-from hybridtune.report.tuning import chosen_line
+from hybridtune.report.tuning import chosen_line, layout_lines, thread_notes
 
 
 def _outcome(rows: dict) -> Outcome:
     config = SimpleNamespace(method=SimpleNamespace(name="radauIIA7"),
-                             ivp=SimpleNamespace(name="Cusp"), n=600, threads=1)
+                             ivp=SimpleNamespace(name="Cusp"), n=600, threads=1, ranks=1)
     shortlisted = [SimpleNamespace(id=vid, predicted_s=1e-5, rank=rank)
                    for rank, vid in enumerate(rows, 1)]
     plan = SimpleNamespace(configuration=config, shortlisted=shortlisted, pool=len(rows))
@@ -34,3 +34,18 @@ def test_a_narrow_interval_names_no_overlap():
     rows = {"a": _row(1.00, 0.015), "b": _row(1.01, 0.015)}
     line, record = chosen_line(_outcome(rows), "run_all")
     assert record["overlapping"] == 0 and "within its interval" not in line
+
+
+def test_the_fastest_layout_is_named_and_threads_compare_on_as_many_ranks():
+    def record(ranks, threads, seconds, predicted):
+        return {"method": "m", "ivp": "Wave1D", "n": 100, "ranks": ranks, "threads": threads,
+                "chosen": {"id": f"v{ranks}{threads}", "measured_s": seconds,
+                           "predicted_s": predicted}}
+
+    records = [record(1, 1, 4e-4, 4e-4), record(2, 1, 2e-4, 2e-4), record(1, 2, 3e-4, 2e-4)]
+    [line] = layout_lines(records)
+    assert line.startswith("m Wave1D n=100: fastest layout 2 rank(s) x 1 thread(s): v21")
+    assert "1x2 1.50x, 1x1 2.00x" in line
+    # 2 ranks x 1 thread is not "fewer threads" than 1 rank x 2 threads: no thread note
+    assert thread_notes(records) == []
+    assert layout_lines(records[:1]) == []
