@@ -136,8 +136,6 @@ def cmd_tune(args, launch) -> int:
           f"{scenario.machine_note}", file=out, flush=True)
     print(f"strategy {strategy.spelling}; {launch.launcher}: {launch.size} rank(s) on "
           f"{len(launch.nodes)} node(s): {nodes}; {limit_note}", file=out, flush=True)
-    for line in reservation_lines(spans, launch):
-        print(line.strip(), file=out, flush=True)
     hardware = {node.hardware_id for node in launch.nodes}
     if len(hardware) > 1:
         print(f"warning: the nodes differ in hardware ({len(hardware)} kinds); stored "
@@ -146,6 +144,8 @@ def cmd_tune(args, launch) -> int:
              "shard": list(shard), "nodes": [[n.name, list(n.cores)] for n in launch.nodes]}
     if args.dry_run:
         return _dry_run(request, args, launch)
+    for line in reservation_lines(spans, launch):
+        print(line.strip(), file=out, flush=True)
     with open_store(args.db, scenario, "tune", extra) as store:
         result = _run(request, store, launch, args)
     return _finish(result, strategy, args)
