@@ -34,7 +34,7 @@ from hybridtune.measure.comm_bench import comm_run, pingpong            # noqa: 
 from hybridtune.measure.provenance import hardware_identity             # noqa: E402
 from hybridtune.measure.runner import MeasureOptions, measure           # noqa: E402
 from hybridtune.measure.tasks import plan_tasks, prebuild               # noqa: E402
-from hybridtune.predict.collectives import fit_exchange                 # noqa: E402
+from hybridtune.predict.collectives import fit_exchange, protocol_switch  # noqa: E402
 from hybridtune.predict.hockney import fit_hockney                      # noqa: E402
 from hybridtune.predict.loggp import fit_loggp                          # noqa: E402
 from hybridtune.store import Store                                      # noqa: E402
@@ -74,7 +74,7 @@ def messages(runs: int, reps: int, generator: random.Random) -> dict:
                              "points": [asdict(p) for p in prtt.points]})
         for kind, op in (("allgather", "mpi_allgather"), ("neighbour", "mpi_neighbour_exchange")):
             run = comm_run(kind, _shuffled(EXCHANGE_SIZES, generator), reps=reps)
-            model = fit_exchange(op, run)
+            model = fit_exchange(op, run, protocol_switch(fit))
             out[kind].append({"points": [asdict(p) for p in run.points],
                               "fit": _fit_json(model.fit)})
         barrier = comm_run("barrier", [0], reps=reps)

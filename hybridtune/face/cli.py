@@ -63,12 +63,12 @@ def _parser() -> argparse.ArgumentParser:
                        "scenarios/default.yaml)")
 
     export = sub.add_parser("export", help="write a variant's solver (or the tuned solver, which "
-                            "dispatches on n and threads) as C sources, header, Makefile")
+                            "dispatches on ranks, n and threads) as C sources, header, Makefile")
     export.add_argument("scenario")
     which = export.add_mutually_exclusive_group(required=True)
     which.add_argument("--variant", metavar="ID")
     which.add_argument("--tuned", action="store_true", help="the measured best variant per "
-                       "cache region of n and thread count, from --db")
+                       "cache region of n, rank count and thread count, from --db")
     export.add_argument("--db", metavar="FILE", help="the store with the measurements (--tuned)")
     export.add_argument("--method", help="method (default: the scenario's, if it has one)")
     export.add_argument("--ivp", help="IVP (default: the scenario's, if it has one)")
@@ -302,9 +302,11 @@ def _cmd_export(args) -> int:
     folder.mkdir(parents=True, exist_ok=True)
     for file_name, text in files.items():
         _write_atomically(str(folder / file_name), lambda handle, t=text: handle.write(t.encode()))
+    mpi = args.tuned and any(rule.ranks > 1 for rule in table.rules)
     print(f"wrote {', '.join(files)} to {folder} ("
           f"{'tuned' if args.tuned else 'variant ' + args.variant}, {method.name}, {ivp.name}); "
-          f"build with make -C {folder}")
+          f"build with make -C {folder}"
+          + (" (by mpicc: its rules for more than one rank run MPI variants)" if mpi else ""))
     if args.tuned:
         print("\n".join(table_lines(table)))
     return 0

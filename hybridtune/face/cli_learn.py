@@ -195,18 +195,22 @@ def prepared_corrections(path: str, machine_sha256: str) -> tuple:
 
 
 def corrections_of(prepared: tuple, configurations) -> tuple[str, dict]:
-    """The model used (its description) and, per configuration (method, IVP, n, threads), variant
-    -> Corrected."""
+    """The model used (its description) and, per configuration (method, IVP, n, ranks, threads),
+    variant -> Corrected."""
     from hybridtune.learn.correct import corrected_times
     from hybridtune.learn.table import Z95
     model_id, fitted, frame = prepared
     out = {}
-    for method, ivp, n, threads in configurations:
+    for method, ivp, n, ranks, threads in configurations:
         mine = frame[(frame["method"] == method) & (frame["ivp"] == ivp) & (frame["n"] == n)
-                     & (frame["threads"] == threads)]
-        out[(method, ivp, n, threads)] = {item.variant: item
-                                          for item in corrected_times(fitted, mine)}
+                     & (frame["ranks"] == ranks) & (frame["threads"] == threads)]
+        out[(method, ivp, n, ranks, threads)] = {item.variant: item
+                                                 for item in corrected_times(fitted, mine)}
     note = f"{fitted.kind} model {model_id[:12]} fitted on {len(fitted.row_ids)} measured variants"
+    if any(key[3] > 1 for key in configurations):
+        trained = frame[frame["row_id"].isin(set(fitted.row_ids))]
+        note += (f" ({int((trained['ranks'] > 1).sum())} of them on more than one rank: with "
+                 "none, a multi-rank variant's correction is the model's prior, its interval wide)")
     if fitted.offset_spread:
         factor = math.exp(Z95 * fitted.offset_spread)
         note += ("; on a configuration it was trained on the intervals are its own; elsewhere "
@@ -221,7 +225,8 @@ def corrected_lines(configuration, predictions, corrected: dict, head: int) -> l
     95% interval."""
     c = configuration
     items = sorted(corrected.values(), key=lambda item: item.corrected_s)
-    lines = [f"{c.method.name} {c.ivp.name} n={c.n} threads={c.threads}: {len(items)} variants "
+    layout = f"threads={c.threads}" + (f" ranks={c.ranks}" if c.ranks > 1 else "")
+    lines = [f"{c.method.name} {c.ivp.name} n={c.n} {layout}: {len(items)} variants "
              f"by corrected time (95% interval; offline prediction)"]
     for rank, item in enumerate(items[:head], start=1):
         lines.append(f"  {rank:3d}. {item.variant}  {item.corrected_s:.4e} s "

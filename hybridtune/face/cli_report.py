@@ -63,9 +63,6 @@ def build(frames: dict) -> dict:
         raise RequestError("the store holds neither measurements nor variant predictions: "
                            "nothing to report")
     notes, drawn, missing = [], [], []
-    if not measurements.empty and (measurements["ranks"] > 1).any():
-        notes.append(f"{int((measurements['ranks'] > 1).sum())} measurements on more than one "
-                     "rank are left out of the evaluation and the plots, which show one rank")
     rows, why = None, ""
     try:
         rows = joined_rows(predictions, measurements)

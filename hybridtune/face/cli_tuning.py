@@ -92,9 +92,6 @@ def cmd_predict(args) -> int:
     list(configurations(scenario, args.n, args.threads, args.ranks))   # refused before any write
     corrected, note = {}, ""
     worker = contextlib.nullcontext()
-    if args.corrected and max(args.ranks or scenario.ranks) > 1:
-        raise RequestError("--corrected: the correction models are trained on one rank; predict "
-                           "more ranks without --corrected")
     if args.corrected:
         from hybridtune.face.cli_learn import require_model
         from hybridtune.face.correction_worker import CorrectionWorker
@@ -107,12 +104,14 @@ def cmd_predict(args) -> int:
         if args.corrected:
             note, corrected = worker.corrections(
                 [(r.configuration.method.name, r.configuration.ivp.name, r.configuration.n,
-                  r.configuration.threads) for r in result.rankings], result.new_rankings > 0)
+                  r.configuration.ranks, r.configuration.threads) for r in result.rankings],
+                result.new_rankings > 0)
     out = []
     for ranking in result.rankings:
         picked = shortlist(scenario.strategy, ranking.predictions)
         config = ranking.configuration
-        mine = corrected.get((config.method.name, config.ivp.name, config.n, config.threads))
+        mine = corrected.get((config.method.name, config.ivp.name, config.n, config.ranks,
+                              config.threads))
         if args.json:
             record = {"method": config.method.name, "ivp": config.ivp.name, "n": config.n,
                       "threads": config.threads, "ranks": config.ranks,

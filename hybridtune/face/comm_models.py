@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 
-from hybridtune.measure.comm_bench import comm_run
+from hybridtune.measure.comm_bench import comm_run, pingpong
 from hybridtune.measure.microbench import barrier_samples
 from hybridtune.measure.provenance import node_name
 from hybridtune.measure.tasks import usable_cores
-from hybridtune.predict.collectives import BENCHMARKS, ExchangeModel, fit_exchange
+from hybridtune.predict.collectives import (BENCHMARKS, ExchangeModel, fit_exchange,
+                                            protocol_switch)
+from hybridtune.predict.hockney import fit_hockney
 from hybridtune.predict.communication import (BARRIER_KIND, BarrierFit, benchmark_records,
                                               fit_barrier)
 from hybridtune.predict.superstep import CommunicationModels
@@ -17,6 +19,8 @@ from hybridtune.predict.superstep import CommunicationModels
 # once), every third held out of the fit
 EXCHANGE_SIZES = [8, 32, 128, 512, 2048, 8192, 32768, 131072, 524288, 2097152]
 EXCHANGE_RANKS = 2
+# the ping-pong that locates the transport's protocol switch for the exchange fits, 8 B to 2 MiB
+SWITCH_SIZES = [2 ** k for k in range(3, 22)]
 
 
 def _stored(store, kinds) -> list[dict]:
@@ -78,10 +82,16 @@ def exchange_models(scenario, store, measure: bool = True) -> tuple[dict, str]:
         why = "a dry run measures nothing" if not measure else \
             f"this process may use {usable_cores()} core(s), the benchmarks need {EXCHANGE_RANKS}"
         return models, f"no cost for {', '.join(todo)} ({why}); counted as 0"
+    switch = None
+    if any(op != "mpi_barrier" for op in todo):
+        probe = pingpong(SWITCH_SIZES, reps=9, target_s=0.005, ranks=EXCHANGE_RANKS)
+        switch = protocol_switch(fit_hockney([(p.bytes, p.median_s) for p in probe.points]))
+        if store is not None:
+            store.append_many("comm_benchmarks", _benchmark_rows(probe, "pingpong"))
     for op in todo:
         sizes = [0] if op == "mpi_barrier" else EXCHANGE_SIZES
         run = comm_run(BENCHMARKS[op], sizes, reps=9, target_s=0.005, ranks=EXCHANGE_RANKS)
-        models[op] = fit_exchange(op, run)
+        models[op] = fit_exchange(op, run, switch)
         if store is not None:
             store.append_many("comm_benchmarks", _benchmark_rows(run, op))
             store.append_many("comm_fits", [models[op].as_record()])

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hybridtune.face.rows import observed
 from hybridtune.learn.hybrid import HARDWARE_SPREAD, from_other_hardware, prior_belief
 from hybridtune.learn.persist import latest_models, load_model
-from hybridtune.learn.table import (PREDICTION_COLUMNS, hardware_name, joined_rows,
+from hybridtune.learn.table import (KEY, PREDICTION_COLUMNS, hardware_name, joined_rows,
                                      latest_predictions)
 from hybridtune.store import Store
 from hybridtune.strategies.hybrid import HybridSearch, cover
@@ -80,7 +80,7 @@ def searches(plans: list, store, machine_sha256: str, hardware_id: str, stop: fl
         why_not = f"--prior {prior}: {why_not}" if why_not else f"from --prior {prior}"
     latest, _, _ = latest_predictions(predictions, machine_sha256)
     features = {tuple(key): f for key, f in zip(
-        latest[["method", "ivp", "n", "threads", "variant"]].itertuples(index=False),
+        latest[list(KEY)].itertuples(index=False),
         latest["features"])}
     found, note = {}, ""
     # without a model an IVP's configurations are independent: a belief each is the same, smaller
@@ -91,9 +91,10 @@ def searches(plans: list, store, machine_sha256: str, hardware_id: str, stop: fl
             c = plans[index].configuration
             for p in plans[index].shortlisted:
                 ids.append(p.id)
-                rows.append(features.get((c.method.name, c.ivp.name, c.n, c.threads, p.id), {}))
+                rows.append(features.get((c.method.name, c.ivp.name, c.n, c.ranks, c.threads,
+                                          p.id), {}))
                 predicted.append(p.predicted_s)
-                configurations.append((c.n, c.threads))
+                configurations.append((c.n, c.threads, c.ranks))
         belief, note = prior_belief(fitted, ids, rows, predicted, configurations)
         start = 0
         for index in group:

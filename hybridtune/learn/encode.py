@@ -11,6 +11,8 @@ import numpy as np
 CONTRIBUTIONS = ("T_comp", "T_RegL1", "T_L1L2", "T_L2L3", "T_L3MEM")
 CACHES = ("L1", "L2", "L3")
 PLAIN = ("threads", "stages", "corrector_steps", "kernels")
+# a feature row written before ranks were a dimension is of one rank, which sends nothing
+LAYOUT_DEFAULTS = {"ranks": 1.0, "comm_bytes": 0.0}
 # Characteristics offered to the models, in sets kept only where validation says they help
 # (`hybridtune evaluate --feature-sets`): of the IVP (predict/features.ivp_characteristics),
 # judged by leaving one IVP out, and of the machine file (machine_characteristics), judged by
@@ -38,6 +40,9 @@ def base_features(features: dict) -> dict:
            "com_share": features.get("t_com_s", 0.0) / predicted}
     for name in PLAIN:
         out[name] = float(features.get(name, 0.0))
+    out["ranks"] = float(features.get("ranks", LAYOUT_DEFAULTS["ranks"]))
+    out["log1p_comm_bytes"] = math.log1p(float(features.get("comm_bytes",
+                                                            LAYOUT_DEFAULTS["comm_bytes"])))
     for name in CONTRIBUTIONS:
         out[f"share_{name}"] = features.get(f"share_{name}", 0.0)
     for cache in CACHES:

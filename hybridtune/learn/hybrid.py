@@ -130,13 +130,15 @@ class Belief:
 
 def across_configurations(across: tuple, configurations) -> np.ndarray:
     """The correlation of a model's errors between the candidates' configurations ((n, threads)
-    per candidate, all of one method and IVP): exp(-a |log n/n'| - b |log t/t'|) for across =
-    (a, b); 1 within a configuration, 0 between configurations where across is empty."""
-    sizes = np.log(np.array([(n, threads) for n, threads in configurations], float))
+    or (n, threads, ranks) per candidate, all of one method and IVP): exp(-a |log n/n'| -
+    b |log t/t'| - b |log r/r'|) for across = (a, b), ranks apart like threads; 1 within a
+    configuration, 0 between configurations where across is empty."""
+    sizes = np.log(np.array([(c[0], c[1], c[2] if len(c) > 2 else 1) for c in configurations],
+                            float).reshape(-1, 3))
     distance = np.abs(sizes[:, None, :] - sizes[None, :, :])
     if not across:
         return np.all(distance == 0, axis=2).astype(float)
-    rates = np.broadcast_to(np.asarray(across, float), distance.shape)
+    rates = np.broadcast_to(np.asarray((*across, across[-1]), float), distance.shape)
     scaled = np.multiply(rates, distance, out=np.zeros_like(distance), where=distance > 0)
     return np.exp(-scaled.sum(axis=2))
 

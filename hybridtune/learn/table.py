@@ -12,7 +12,7 @@ from hybridtune.errors import RequestError
 from hybridtune.learn import timing
 from hybridtune.learn.level import IVP_NAME
 
-CONFIG = ("method", "ivp", "n", "threads")
+CONFIG = ("method", "ivp", "n", "ranks", "threads")
 KEY = CONFIG + ("variant",)
 PREDICTION_COLUMNS = KEY + ("predicted_s", "features")   # what learning reads of a prediction
 MEASUREMENT_COLUMNS = ("row_id", "id") + CONFIG + (       # and of a measurement
@@ -26,7 +26,7 @@ Z95 = 1.959964                            # a normal's two-sided 95% quantile
 class Rows:
     """Variant predictions with their feature rows and, where measured, the measurement.
 
-    frame columns: method, ivp, n, threads, variant, predicted_s, features (dict), and for measured
+    frame columns: method, ivp, n, ranks, threads, variant, predicted_s, features (dict), and for measured
     rows row_id, median_s, ci_rel, ci_low_s, ci_high_s, passes, retimed_s, retimed_ci_rel,
     hardware_id, code_sha256, build_id (NaN where unmeasured); median_s is the mean of passes of
     the first timings (learn/timing), the time every model and replay uses.
@@ -51,12 +51,12 @@ class Rows:
 
 def latest_predictions(predictions: pd.DataFrame, machine_sha256: str | None = None
                        ) -> tuple[pd.DataFrame, str, str]:
-    """Per (method, IVP, n, threads, variant) the last stored prediction with a feature row, of one
+    """Per (method, IVP, n, ranks, threads, variant) the last stored prediction with a feature row, of one
     machine file (the given one, else the last one predicted with) and one feature schema; one
     with the barrier cost before one without."""
-    predictions = one_rank(predictions)
+    predictions = with_ranks(predictions)
     if predictions.empty:
-        raise RequestError("the store holds no variant predictions of one rank: run `hybridtune "
+        raise RequestError("the store holds no variant predictions: run `hybridtune "
                            "predict` (or tune) on it first")
     features = predictions["features"]
     usable = predictions[features.map(lambda f: isinstance(f, dict) and "feature_schema" in f)
@@ -93,16 +93,17 @@ def with_derived(frame: pd.DataFrame) -> pd.DataFrame:
                                                                    frame["ivp"])])
 
 
-def one_rank(frame: pd.DataFrame) -> pd.DataFrame:
-    """The rows of one rank: the correction models know no ranks yet, and an MPI variant's id is
-    the same on every rank count."""
-    return frame if frame.empty or "ranks" not in frame else frame[frame["ranks"] == 1]
+def with_ranks(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame with its ranks column, 1 where a row (or a frame built before ranks) has none."""
+    if "ranks" not in frame:
+        return frame.assign(ranks=1)
+    return frame.assign(ranks=frame["ranks"].fillna(1).astype(int))
 
 
 def ok_measurements(measurements: pd.DataFrame, hardware_id: str | None = None) -> pd.DataFrame:
-    """The ok measurements of one rank and one hardware (the given one, else the one with most ok
-    rows), the variant id as `variant`."""
-    measurements = one_rank(measurements)
+    """The ok measurements of one hardware (the given one, else the one with most ok rows), the
+    variant id as `variant`."""
+    measurements = with_ranks(measurements)
     if measurements.empty:
         return measurements.assign(variant=[])
     ok = measurements[(measurements["status"] == "ok") & measurements["median_s"].notna()
@@ -115,7 +116,7 @@ def ok_measurements(measurements: pd.DataFrame, hardware_id: str | None = None) 
 
 
 def best_measurements(measurements: pd.DataFrame, hardware_id: str | None = None) -> pd.DataFrame:
-    """Per (method, IVP, n, threads, variant) its time by the one rule of learn/timing, of one
+    """Per (method, IVP, n, ranks, threads, variant) its time by the one rule of learn/timing, of one
     hardware (see ok_measurements): the mean of passes of its first timings (median_s, the
     interval spanning them, passes), and retimed_s, retimed_ci_rel of its configuration's latest
     interleaved re-timing round (NaN where it was not re-timed)."""

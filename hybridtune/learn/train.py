@@ -15,7 +15,7 @@ from hybridtune.errors import HybridtuneError, RequestError
 from hybridtune.learn.encode import KEPT_SETS, Encoding, encoding_for, regime
 from hybridtune.learn.level import Levels, levels_of
 from hybridtune.learn.models import GPCorrection, LinearCorrection
-from hybridtune.learn.table import POOL_MEDIAN, Rows
+from hybridtune.learn.table import CONFIG, POOL_MEDIAN, Rows, with_ranks
 
 MIN_ROWS = 20            # fewer measured variants than this teach a model nothing it can carry
 MAX_ROWS = 2000          # a Gaussian process conditions on at most this many rows
@@ -72,11 +72,13 @@ def pool_targets(frame: pd.DataFrame) -> np.ndarray:
 
 
 def stratified_sample(frame: pd.DataFrame, limit: int, seed: int = 0) -> pd.DataFrame:
-    """At most limit rows, each stratum (IVP, size regime, threads) keeping its share and at least
+    """At most limit rows, each stratum (IVP, size regime, layout) keeping its share and at least
     one row (while there are no more strata than limit; else the limit largest keep one each)."""
     if len(frame) <= limit:
         return frame
-    strata = list(zip(frame["ivp"], frame["features"].map(regime), frame["threads"]))
+    frame = with_ranks(frame)
+    strata = list(zip(frame["ivp"], frame["features"].map(regime), frame["ranks"],
+                      frame["threads"]))
     groups: dict = {}
     for position, stratum in enumerate(strata):
         groups.setdefault(stratum, []).append(position)
@@ -266,6 +268,6 @@ def fit(rows: Rows, kind: str, max_rows: int = MAX_ROWS, seed: int = 0,
 
 
 def configuration_keys(frame: pd.DataFrame) -> np.ndarray:
-    """Per row its configuration (method, IVP, n, threads) as one string."""
+    """Per row its configuration (method, IVP, n, ranks, threads) as one string."""
     return np.array(["|".join(map(str, key)) for key in
-                     frame[["method", "ivp", "n", "threads"]].itertuples(index=False)])
+                     with_ranks(frame)[list(CONFIG)].itertuples(index=False)])

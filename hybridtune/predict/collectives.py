@@ -86,8 +86,14 @@ class ExchangeModel:
                                   f"fit: {exc}") from None
 
 
-def fit_exchange(op: str, run) -> ExchangeModel:
-    """The model of %COM op from a benchmark run of its kind (measure/comm_bench.CommRun)."""
+def protocol_switch(fit: HockneyFit) -> int | None:
+    """The size from which a piecewise fit's second piece starts (None for one line)."""
+    return fit.pieces[1].from_bytes if len(fit.pieces) > 1 else None
+
+
+def fit_exchange(op: str, run, known_switch: int | None = None) -> ExchangeModel:
+    """The model of %COM op from a benchmark run of its kind (measure/comm_bench.CommRun);
+    known_switch: the size from which a ping-pong on the same transport switched protocol."""
     if BENCHMARKS.get(op) != run.kind:
         raise HybridtuneError(f"{op} is fitted to a {BENCHMARKS.get(op)} run, got {run.kind}")
     points = [(p.bytes, p.median_s) for p in run.points]
@@ -99,5 +105,5 @@ def fit_exchange(op: str, run) -> ExchangeModel:
                          f"a constant {median:.3e} s per round (no message size to fit); "
                          f"its repetitions spread {error:.1%}")
     else:
-        fit = fit_hockney(points)
+        fit = fit_hockney(points, known_switch)
     return ExchangeModel(op, fit, run.ranks, run.provenance)

@@ -153,6 +153,8 @@ def ranking_features(predictions, method, machine: Machine, step_bytes: dict,
             ("threads", prediction.threads), ("stages", method.stages),
             ("corrector_steps", method.corrector_steps), ("step_bytes", size),
             ("kernels", len(prediction.kernels)))}
+        if prediction.ranks > 1:    # absent on one rank (learn/encode reads 1 rank, 0 bytes)
+            features.update(ranks=prediction.ranks, comm_bytes=_plain(prediction.comm_bytes))
         features.update(ratios[size, prediction.threads])
         features.update(facts)
         features.update(machine_facts)

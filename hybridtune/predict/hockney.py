@@ -9,7 +9,7 @@ import numpy as np
 
 from hybridtune.errors import HybridtuneError
 
-HELD_OUT_EVERY = 3       # every third size (from the second) is held out of the fit
+HELD_OUT_EVERY = 3       # every third size (from the second, never the largest) is held out
 MIN_SEGMENT = 3          # sizes a piece of a piecewise fit needs at least
 SWITCH_GAIN = 0.5        # piecewise only where it at least halves the fit's relative error
 
@@ -63,14 +63,18 @@ def _relative_rms(pieces: tuple[Piece, ...], sizes, seconds) -> float:
     return math.sqrt(sum(e * e for e in errors) / len(errors))
 
 
-def fit_hockney(points) -> HockneyFit:
+def fit_hockney(points, known_switch: int | None = None) -> HockneyFit:
     """Fit T(n) to (bytes, median_s) points of distinct sizes: every HELD_OUT_EVERY-th size held
-    out, one line by relative least squares, and two where a switch between two sizes at least
-    halves the error on the fitted sizes; the held-out sizes then only judge the choice."""
+    out (never the largest: the fit is judged inside the sizes it spans), one line by relative
+    least squares, and two where a switch between two sizes at least halves the error on the
+    fitted sizes; the held-out sizes then only judge the choice. The switch lies somewhere
+    between the last fitted size below it and the first above; known_switch (the size from which
+    the same transport's ping-pong switched) places it where it falls in that gap, else the
+    upper piece starts at its first fitted size."""
     ordered = sorted((int(n), float(t)) for n, t in points)
     if len({n for n, _ in ordered}) != len(ordered) or any(not (t > 0) for _, t in ordered):
         raise HybridtuneError(f"fit_hockney needs distinct sizes with positive times, got {ordered!r}")
-    held = [i for i in range(len(ordered)) if i % HELD_OUT_EVERY == 1]
+    held = [i for i in range(len(ordered) - 1) if i % HELD_OUT_EVERY == 1]
     used = [i for i in range(len(ordered)) if i not in held]
     if len(used) < 2 or not held:
         raise HybridtuneError(f"fit_hockney needs at least 3 sizes (2 to fit, 1 to hold out), "
@@ -83,11 +87,15 @@ def fit_hockney(points) -> HockneyFit:
     note = f"one line over {len(used)} sizes"
     for split in range(MIN_SEGMENT, len(used) - MIN_SEGMENT + 1):
         lower, upper = _line(sizes[:split], seconds[:split]), _line(sizes[split:], seconds[split:])
-        pieces = (Piece(0, *lower), Piece(int(sizes[split]), *upper))
+        start = int(sizes[split])
+        if known_switch is not None and sizes[split - 1] < known_switch < start:
+            start = int(known_switch)
+        pieces = (Piece(0, *lower), Piece(start, *upper))
         candidate = _relative_rms(pieces, sizes, seconds)
         if candidate < SWITCH_GAIN * error and candidate < fit_error:
             best, fit_error = pieces, candidate
-            note = (f"two pieces, the second from {int(sizes[split])} bytes: "
+            note = (f"two pieces, the second from {start} bytes"
+                    f"{' (where the ping-pong switched)' if start != int(sizes[split]) else ''}: "
                     f"{candidate:.1%} against {error:.1%} for one line")
     held_sizes = [ordered[i][0] for i in held]
     held_error = _relative_rms(best, held_sizes, [ordered[i][1] for i in held])

@@ -48,11 +48,20 @@ def message_bytes(op: str, rows: int, n: int, ranks: int, halo: int) -> tuple[in
     return 1, 0.0
 
 
+@dataclass(frozen=True)
+class StepCommunication:
+    """One step's communication on one rank: its predicted seconds, the barriers its threads meet
+    and the bytes it sends."""
+    seconds: float = 0.0
+    barriers: int = 0
+    bytes: float = 0.0
+
+
 def step_communication(skeleton: Skeleton, m: int, rows: dict, models: CommunicationModels,
-                       n: int, ranks: int, threads: int, halo: int = 0) -> tuple[float, int]:
-    """Seconds and barriers of one step's communication: every omp_barrier, and every MPI op with
-    the two barriers its rank's threads meet at around it (generate/cmpi.py)."""
-    seconds, barriers = 0.0, 0
+                       n: int, ranks: int, threads: int, halo: int = 0) -> StepCommunication:
+    """One step's communication: every omp_barrier, and every MPI op with the two barriers its
+    rank's threads meet at around it (generate/cmpi.py); on one rank an MPI op sends nothing."""
+    seconds, barriers, sent = 0.0, 0, 0.0
     for (op, buffer), count in communication_points(skeleton, m).items():
         if op == "omp_barrier":
             barriers += count
@@ -60,8 +69,10 @@ def step_communication(skeleton: Skeleton, m: int, rows: dict, models: Communica
             continue
         barriers += 2 * count
         seconds += count * 2 * models.barrier_s(threads)
+        calls, size = message_bytes(op, rows.get(buffer, 1), n, ranks, halo)
+        if ranks > 1:
+            sent += count * calls * size
         model = models.exchanges.get(op)
         if model is not None:
-            calls, size = message_bytes(op, rows.get(buffer, 1), n, ranks, halo)
             seconds += count * calls * model.seconds(size, ranks)
-    return seconds, barriers
+    return StepCommunication(seconds, barriers, sent)

@@ -13,6 +13,7 @@ from hybridtune.generate.kerncraft_form import ELEMENT_BYTES, KerncraftForm
 from hybridtune.generate.size_expressions import N
 from hybridtune.generate.pool import Variant
 from hybridtune.predict.kernels import LoopJob, LoopPrediction
+from hybridtune.predict.superstep import StepCommunication
 from hybridtune.predict.working_set import evaluator, level_for
 
 
@@ -33,6 +34,7 @@ class VariantPrediction:
     message: str = ""
     rank: int = 0
     ranks: int = 1                   # MPI ranks (threads is per rank)
+    comm_bytes: float = 0.0          # bytes one rank sends per step
 
 
 def calls_per_step(skeleton: Skeleton, template: str, m: int, s: int) -> int:
@@ -124,9 +126,9 @@ def step_counts(skeleton: Skeleton, method) -> dict:
 
 
 def predict_variant(variant: Variant, calls_by_template: dict, breakdowns: dict, method_name: str,
-                    ivp_name: str, n: int, threads: int, communication: tuple[float, int],
+                    ivp_name: str, n: int, threads: int, communication: StepCommunication,
                     ranks: int = 1) -> VariantPrediction:
-    """Sum the kernels' shares and the step's communication (seconds, barriers); calls_by_template
+    """Sum the kernels' shares and the step's communication; calls_by_template
     is step_counts of the variant's skeleton, breakdowns maps (template, kernel variant) to
     kernel_breakdown (on one rank's block where ranks > 1)."""
     kernels, total = [], 0.0
@@ -142,9 +144,10 @@ def predict_variant(variant: Variant, calls_by_template: dict, breakdowns: dict,
         total += seconds
         kernels.append({"template": template, "variant": name, "calls_per_step": calls,
                         "seconds": seconds, "parts": share["parts"]})
-    t_com, barriers = communication
     return VariantPrediction(variant.id, variant.skeleton, method_name, ivp_name, n, threads, "ok",
-                             total + t_com, t_com, barriers, tuple(kernels), ranks=ranks)
+                             total + communication.seconds, communication.seconds,
+                             communication.barriers, tuple(kernels), ranks=ranks,
+                             comm_bytes=communication.bytes)
 
 
 def ranked(predictions: list[VariantPrediction]) -> list[VariantPrediction]:

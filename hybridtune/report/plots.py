@@ -10,7 +10,7 @@ import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from hybridtune.learn.table import CONFIG, Z95
+from hybridtune.learn.table import CONFIG, Z95, with_ranks
 
 TOP = 10                    # variants in the ECM breakdown
 COLUMNS = 3                 # subplots per row of a grid
@@ -48,9 +48,16 @@ def _grid(count: int, width: float = 4.6, height: float = 3.7, title: str = ""):
     return figure, list(axes[:count])
 
 
+def layout_name(ranks: int, threads: int) -> str:
+    """'T thread(s)' on one rank, 'P ranks x T thread(s)' on more."""
+    name = f"{threads} thread{'s' * (threads != 1)}"
+    return name if ranks == 1 else f"{ranks} ranks x {name}"
+
+
 def _label(key: tuple, multi_method: bool) -> str:
-    method, ivp, n, threads = key
-    return (f"{method} " if multi_method else "") + f"{ivp} n={n} t={threads}"
+    method, ivp, n, ranks, threads = key
+    layout = f"t={threads}" if ranks == 1 else f"{ranks}x{threads}"
+    return (f"{method} " if multi_method else "") + f"{ivp} n={n} {layout}"
 
 
 def _of(frame: pd.DataFrame, key: tuple) -> pd.DataFrame:
@@ -63,15 +70,15 @@ def _of(frame: pd.DataFrame, key: tuple) -> pd.DataFrame:
 
 def representative(measured: pd.DataFrame) -> dict:
     """Per IVP the configuration with the most measured variants (then the largest n, the fewest
-    threads): ivp -> (method, ivp, n, threads)."""
+    ranks, the fewest threads): ivp -> (method, ivp, n, ranks, threads)."""
     if measured.empty:
         return {}
-    counts = measured.groupby(list(CONFIG)).size().reset_index(name="count")
-    counts = counts.assign(_minus_threads=-counts["threads"])
-    counts = counts.sort_values(["count", "n", "_minus_threads", "method"], ascending=False,
-                                kind="stable")
+    counts = with_ranks(measured).groupby(list(CONFIG)).size().reset_index(name="count")
+    counts = counts.assign(_minus_ranks=-counts["ranks"], _minus_threads=-counts["threads"])
+    counts = counts.sort_values(["count", "n", "_minus_ranks", "_minus_threads", "method"],
+                                ascending=False, kind="stable")
     chosen = counts.drop_duplicates("ivp", keep="first").sort_values("ivp")
-    return {row.ivp: (row.method, row.ivp, int(row.n), int(row.threads))
+    return {row.ivp: (row.method, row.ivp, int(row.n), int(row.ranks), int(row.threads))
             for row in chosen.itertuples(index=False)}
 
 
@@ -158,7 +165,7 @@ def best_found(curves: dict) -> Plot:
 
 def fastest(measured: pd.DataFrame) -> pd.DataFrame:
     """Per configuration its fastest measured variant's row."""
-    order = measured.sort_values("median_s", kind="stable")
+    order = with_ranks(measured).sort_values("median_s", kind="stable")
     return order.drop_duplicates(list(CONFIG), keep="first").sort_values(list(CONFIG))
 
 
@@ -176,18 +183,21 @@ def cache_sizes_in_n(features: list) -> dict:
 
 
 def time_per_component(best: pd.DataFrame, features: dict) -> Plot:
-    """Seconds per step and component of the fastest variant against n, per IVP and threads, with
-    the n at which a step's working set fills each cache level. features: key -> feature dict."""
+    """Seconds per step and component of the fastest variant against n, per IVP and layout (ranks
+    x threads), with the n at which a step's working set (of one rank's block) fills each cache
+    level. features: key -> feature dict."""
+    best = with_ranks(best)
     ivps = sorted(set(best["ivp"]))
     multi = best["method"].nunique() > 1
     figure, axes = _grid(len(ivps), title="Time per component of the fastest measured variant")
     levels = 0
     for ax, ivp in zip(axes, ivps):
         mine = best[best["ivp"] == ivp]
-        for index, ((method, threads), series) in enumerate(mine.groupby(["method", "threads"])):
+        for index, ((method, ranks, threads), series) in enumerate(
+                mine.groupby(["method", "ranks", "threads"])):
             color = f"C{index % 10}"
             series = series.sort_values("n")
-            label = (f"{method} " if multi else "") + f"{threads} thread{'s' * (threads != 1)}"
+            label = (f"{method} " if multi else "") + layout_name(ranks, threads)
             ax.plot(series["n"], series["median_s"] / series["n"], marker="o", color=color,
                     label=label)
             rows = [features.get(tuple(row)) for row in
@@ -203,9 +213,9 @@ def time_per_component(best: pd.DataFrame, features: dict) -> Plot:
         ax.set_ylabel("s per step and component")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8, loc="lower right")
-    lines = ("Dotted lines, in the colour of their thread count: the n at which one step's "
-             "working set (the variant's bytes per component times n) equals the share of a "
-             "cache level that one of those threads has." if levels else
+    lines = ("Dotted lines, in the colour of their layout: the n at which one step's "
+             "working set (the variant's bytes per component times a rank's block) equals the "
+             "share of a cache level that one of its threads has." if levels else
              "The store's predictions carry no working-set features, so no cache level is "
              "marked.")
     return Plot("time_per_component.png", "Time per component",
@@ -215,12 +225,13 @@ def time_per_component(best: pd.DataFrame, features: dict) -> Plot:
 
 
 def speedups(measured: pd.DataFrame) -> pd.DataFrame:
-    """Per (method, IVP, n) measured at more than one thread count and per thread count t: over
-    the variants measured both at the fewest threads and at t, the best time at the fewest threads
-    over the best at t, so that a sample is not held against a whole pool (columns method, ivp,
-    n, threads, base_threads, speedup, variants)."""
+    """Per (method, IVP, n, ranks) measured at more than one thread count and per thread count t:
+    over the variants measured both at the fewest threads and at t, the best time at the fewest
+    threads over the best at t, so that a sample is not held against a whole pool (columns
+    method, ivp, n, ranks, threads, base_threads, speedup, variants)."""
     out = []
-    for (method, ivp, n), group in measured.groupby(["method", "ivp", "n"]):
+    for (method, ivp, n, ranks), group in with_ranks(measured).groupby(
+            ["method", "ivp", "n", "ranks"]):
         if group["threads"].nunique() < 2:
             continue
         base_threads = int(group["threads"].min())
@@ -230,12 +241,13 @@ def speedups(measured: pd.DataFrame) -> pd.DataFrame:
             common = times.index.intersection(base.index)
             if common.empty:
                 continue
-            out.append({"method": method, "ivp": ivp, "n": int(n), "threads": int(threads),
+            out.append({"method": method, "ivp": ivp, "n": int(n), "ranks": int(ranks),
+                        "threads": int(threads),
                         "base_threads": base_threads,
                         "speedup": float(base[common].min() / times[common].min()),
                         "variants": len(common)})
-    return pd.DataFrame(out, columns=["method", "ivp", "n", "threads", "base_threads", "speedup",
-                                      "variants"])
+    return pd.DataFrame(out, columns=["method", "ivp", "n", "ranks", "threads", "base_threads",
+                                      "speedup", "variants"])
 
 
 def speedup(table: pd.DataFrame) -> Plot:
@@ -245,10 +257,11 @@ def speedup(table: pd.DataFrame) -> Plot:
     figure, axes = _grid(len(ivps), title="Speedup against threads, over the same variants")
     for ax, ivp in zip(axes, ivps):
         mine = table[table["ivp"] == ivp]
-        for (method, n), series in mine.groupby(["method", "n"]):
+        for (method, n, ranks), series in mine.groupby(["method", "n", "ranks"]):
             series = series.sort_values("threads")
+            on = f" on {ranks} ranks" if ranks > 1 else ""
             ax.plot(series["threads"], series["speedup"], marker="o",
-                    label=(f"{method} " if multi else "") + f"n={n} "
+                    label=(f"{method} " if multi else "") + f"n={n}{on} "
                     f"({int(series['variants'].min())} variants)")
         threads = np.array(sorted(set(mine["threads"])), dtype=float)
         base = float(mine["base_threads"].min())

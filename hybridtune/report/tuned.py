@@ -1,4 +1,4 @@
-"""The tuned solver's dispatch table: per thread count and cache region of n, the variant measured (or else predicted) best."""
+"""The tuned solver's dispatch table: per rank count, thread count and cache region of n, the variant measured (or else predicted) best."""
 
 from __future__ import annotations
 
@@ -19,8 +19,9 @@ from hybridtune.predict.working_set import border, capacities
 
 @dataclass(frozen=True)
 class Rule:
-    """Requests for `threads` threads (up to the next key) and n_low <= n < n_high run `variant`
-    with run_threads threads."""
+    """Requests on `ranks` MPI ranks (exactly) for `threads` threads per rank (up to the next key)
+    and n_low <= n < n_high run `variant` on those ranks with run_threads threads each."""
+    ranks: int
     threads: int
     n_low: int
     n_high: int | None           # None: unbounded
@@ -34,10 +35,14 @@ class Rule:
     def contains(self, n: int) -> bool:
         return n >= self.n_low and (self.n_high is None or n < self.n_high)
 
+    @property
+    def layout(self) -> str:
+        return f"{self.ranks} rank(s) x {self.run_threads} thread(s)"
+
     def as_json(self) -> dict:
-        return {"threads": self.threads, "n_low": self.n_low, "n_high": self.n_high,
-                "level": self.level, "variant": self.variant, "run_threads": self.run_threads,
-                "measured": self.measured, "basis": self.basis,
+        return {"ranks": self.ranks, "threads": self.threads, "layout": self.layout,
+                "n_low": self.n_low, "n_high": self.n_high, "level": self.level,
+                "variant": self.variant, "run_threads": self.run_threads, "measured": self.measured, "basis": self.basis,
                 "median_s_per_step": {str(n): s for n, s in self.median_s}}
 
 
@@ -47,7 +52,7 @@ class DispatchTable:
     ivp: str
     hardware_id: str
     step_vectors: int            # vectors of n doubles in one time step (the largest variant's)
-    rules: tuple                 # Rule, by threads then n_low
+    rules: tuple                 # Rule, by ranks, threads, n_low
     notes: tuple = ()
 
     @property
@@ -55,14 +60,21 @@ class DispatchTable:
         return tuple(dict.fromkeys(rule.variant for rule in self.rules))
 
     @property
-    def thread_keys(self) -> tuple:
-        return tuple(sorted({rule.threads for rule in self.rules}))
+    def rank_keys(self) -> tuple:
+        return tuple(sorted({rule.ranks for rule in self.rules}))
 
-    def rule_for(self, n: int, threads: int) -> Rule:
-        """The rule the C dispatcher applies: the largest key <= threads (else the smallest)."""
-        keys = self.thread_keys
+    def thread_keys(self, ranks: int = 1) -> tuple:
+        return tuple(sorted({rule.threads for rule in self.rules if rule.ranks == ranks}))
+
+    def rule_for(self, n: int, threads: int, ranks: int = 1) -> Rule | None:
+        """The rule the C dispatcher applies: of the rules of exactly `ranks` ranks (None where
+        there are none), the largest thread key <= threads (else the smallest)."""
+        keys = self.thread_keys(ranks)
+        if not keys:
+            return None
         key = max((k for k in keys if k <= threads), default=keys[0])
-        return next(r for r in self.rules if r.threads == key and r.contains(n))
+        return next(r for r in self.rules if r.ranks == ranks and r.threads == key
+                    and r.contains(n))
 
     def as_json(self) -> dict:
         return {"method": self.method, "ivp": self.ivp, "hardware_id": self.hardware_id,
@@ -71,11 +83,12 @@ class DispatchTable:
 
 
 def measured_times(rows: list[dict], method: str, ivp: str, canonical: dict) -> tuple:
-    """(hardware_id, {(n, threads): {variant: median_s}}, notes) of the ok measurements of one
-    method and IVP; canonical maps every pool id (and folded alias) to the pool's id.
+    """(hardware_id, {(n, ranks, threads): {variant: median_s}}, notes) of the ok measurements of
+    one method and IVP; canonical maps every pool id (and folded alias) to the pool's id; a row
+    without ranks is of one rank.
 
-    Of the hardware measured, the one with the most ok rows; per variant, n and threads its time
-    by learn/timing's rule: where the configuration's latest re-timing round holds its fastest
+    Of the hardware measured, the one with the most ok rows; per variant, n, ranks and threads its
+    time by learn/timing's rule: where the configuration's latest re-timing round holds its fastest
     first timing, the round's re-timings; else the mean of passes of the first timings.
     """
     ok = [r for r in rows if r["method"] == method and r["ivp"] == ivp and r["status"] == "ok"
@@ -100,28 +113,66 @@ def measured_times(rows: list[dict], method: str, ivp: str, canonical: dict) -> 
     if len(counts) > 1:
         notes.append(f"measurements of {len(counts)} machines in the store: used hardware "
                      f"{hardware} ({counts[hardware]} ok rows), the one measured most")
-    mine = [{**row, "id": canonical[row["id"]]} for row in ok
-            if row["id"] in canonical and row["hardware_id"] == hardware]
-    timed = best_measurements(pd.DataFrame(mine), hardware)
+    by_ranks: dict = {}
+    for row in ok:
+        if row["id"] in canonical and row["hardware_id"] == hardware:
+            mine = {k: v for k, v in row.items() if k != "ranks"}
+            by_ranks.setdefault(ranks_of(row), []).append({**mine, "id": canonical[row["id"]]})
     times: dict = {}
-    for (n, threads), group in timed.groupby(["n", "threads"]):
-        first = dict(zip(group["variant"], group["median_s"].astype(float)))
-        again = group[group["retimed_s"].notna()]
-        retimed = dict(zip(again["variant"], again["retimed_s"].astype(float)))
-        times[(int(n), int(threads))] = timing.compared(first, retimed)
+    for ranks, mine in sorted(by_ranks.items()):
+        # each rank count's rows alone, without the column: the timing rule within one layout
+        timed = best_measurements(pd.DataFrame(mine), hardware)
+        for (n, threads), group in timed.groupby(["n", "threads"]):
+            first = dict(zip(group["variant"], group["median_s"].astype(float)))
+            again = group[group["retimed_s"].notna()]
+            retimed = dict(zip(again["variant"], again["retimed_s"].astype(float)))
+            times[(int(n), ranks, int(threads))] = timing.compared(first, retimed)
     return hardware, times, notes
 
 
 def predicted_times(rows: list[dict], scenario: str, method: str, ivp: str,
                     canonical: dict) -> dict:
-    """{(n, threads): {variant: predicted_s}} of the scenario's offline predictions (latest row)."""
+    """{(n, ranks, threads): {variant: predicted_s}} of the scenario's offline predictions (latest
+    row)."""
     times: dict = {}
     for row in rows:
         if (row["scenario"] == scenario and row["method"] == method and row["ivp"] == ivp
                 and row["variant"] in canonical and _positive(row["predicted_s"])):
-            key = (int(row["n"]), int(row["threads"]))
+            key = (int(row["n"]), ranks_of(row), int(row["threads"]))
             times.setdefault(key, {})[canonical[row["variant"]]] = float(row["predicted_s"])
     return times
+
+
+def layout_times(measured: dict, predicted: dict, mpi: frozenset) -> tuple[dict, dict, list]:
+    """The measured and predicted times a library can run, and notes on what it leaves out: on
+    more than one rank the MPI variants' (of `mpi`, the ids of MPI skeletons' variants); on one
+    rank the one-process variants', which need no MPI, or, where none has a one-rank time, the MPI
+    variants' when some has times on more than one rank. MPI variants measured (or predicted) on
+    one rank alone are left out."""
+    every = [*measured.items(), *predicted.items()]
+    beyond_one = any(v in mpi for (_, ranks, _), options in every if ranks > 1 for v in options)
+    one_process = any(v not in mpi for (_, ranks, _), options in every if ranks == 1
+                      for v in options)
+
+    def runs(ranks: int, variant: str) -> bool:
+        if ranks > 1:
+            return variant in mpi
+        return variant not in mpi or (beyond_one and not one_process)
+
+    kept = [{key: {v: s for v, s in options.items() if runs(key[1], v)}
+             for key, options in times.items()} for times in (measured, predicted)]
+    kept = [{key: options for key, options in times.items() if options} for times in kept]
+    left = sorted({v for (_, ranks, _), options in every if ranks == 1 for v in options
+                   if not runs(1, v)})
+    notes = [f"{len(left)} MPI variant(s)' one-rank times left out: one rank runs the one-process "
+             "variants, which need no MPI"] if left and beyond_one else []
+    return kept[0], kept[1], notes
+
+
+def ranks_of(row: dict) -> int:
+    """A store row's MPI ranks: 1 where it has none (written before schema 5)."""
+    ranks = row.get("ranks")
+    return 1 if ranks is None or ranks != ranks else int(ranks)
 
 
 def step_regions(machine: Machine, vectors: int, threads: int) -> list[tuple]:
@@ -142,48 +193,56 @@ def step_regions(machine: Machine, vectors: int, threads: int) -> list[tuple]:
 
 def dispatch_table(measured: dict, predicted: dict, machine: Machine, vectors: int,
                    method: str, ivp: str, hardware_id: str, notes=()) -> DispatchTable:
-    """Rules for every thread count measured or predicted and every region of n at it."""
+    """Rules for every layout (ranks, threads) measured or predicted and every region of n at it:
+    the regions where one core's share of a time step (split over ranks x threads cores of a
+    node) first fits a level; at each, the variant measured fastest on those ranks with up to
+    that many threads, else predicted best, else the neighbouring region's choice."""
     notes = list(notes)
     rules = []
-    for threads in sorted({t for _, t in measured} | {t for _, t in predicted}):
-        regions = step_regions(machine, vectors, threads)
+    for ranks, threads in sorted({(p, t) for _, p, t in measured}
+                                 | {(p, t) for _, p, t in predicted}):
+        where = f"threads {threads}" if ranks == 1 else f"{ranks} ranks x threads {threads}"
+        regions = step_regions(machine, vectors, ranks * threads)
         chosen: dict = {}               # region index -> Rule
         for index, (level, low, high) in enumerate(regions):
-            sizes = {n: _options(measured, n, threads) for n, t in measured
-                     if t == threads and low <= n and (high is None or n < high)}
+            sizes = {n: _options(measured, n, ranks, threads) for n, p, t in measured
+                     if (p, t) == (ranks, threads) and low <= n and (high is None or n < high)}
             if sizes:
                 (variant, run), basis, note = _choose(sizes, "measured fastest")
                 if note:
-                    notes.append(f"threads {threads}, {level}: {note}")
+                    notes.append(f"{where}, {level}: {note}")
                 medians = tuple((n, sizes[n][(variant, run)]) for n in sorted(sizes)
                                 if (variant, run) in sizes[n])
-                chosen[index] = Rule(threads, low, high, level, variant, run, True, basis, medians)
+                chosen[index] = Rule(ranks, threads, low, high, level, variant, run, True, basis,
+                                     medians)
         for index, (level, low, high) in enumerate(regions):
             if index in chosen:
                 continue
             sizes = {n: {(v, threads): s for v, s in options.items()}
-                     for (n, t), options in predicted.items()
-                     if t == threads and low <= n and (high is None or n < high)}
+                     for (n, p, t), options in predicted.items()
+                     if (p, t) == (ranks, threads) and low <= n and (high is None or n < high)}
             if sizes:
                 (variant, run), basis, _ = _choose(sizes, "offline prediction's rank 1")
-                chosen[index] = Rule(threads, low, high, level, variant, run, False, basis)
+                chosen[index] = Rule(ranks, threads, low, high, level, variant, run, False, basis)
         known = dict(chosen)
         for index, (level, low, high) in enumerate(regions):
             if index in known:
                 continue
             near = min(known, key=lambda i: (abs(i - index), not known[i].measured, i))
             source = known[near]
-            chosen[index] = Rule(threads, low, high, level, source.variant, source.run_threads,
-                                 False, f"the neighbouring {source.level} range's "
+            chosen[index] = Rule(ranks, threads, low, high, level, source.variant,
+                                 source.run_threads, False,
+                                 f"the neighbouring {source.level} range's "
                                  f"{'measured' if source.measured else 'predicted'} choice")
         rules += [chosen[index] for index in sorted(chosen)]
     return DispatchTable(method, ivp, hardware_id, vectors, tuple(rules), tuple(notes))
 
 
-def _options(measured: dict, n: int, threads: int) -> dict:
-    """(variant, run threads) -> seconds at n, over every thread count up to threads."""
-    return {(variant, t): seconds for (size, t), times in measured.items()
-            if size == n and t <= threads for variant, seconds in times.items()}
+def _options(measured: dict, n: int, ranks: int, threads: int) -> dict:
+    """(variant, run threads) -> seconds at n on `ranks` ranks, over every thread count up to
+    threads."""
+    return {(variant, t): seconds for (size, p, t), times in measured.items()
+            if size == n and p == ranks and t <= threads for variant, seconds in times.items()}
 
 
 def _choose(sizes: dict, how: str) -> tuple:

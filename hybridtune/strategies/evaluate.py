@@ -71,8 +71,9 @@ def _with_other_sizes(gp, test: pd.DataFrame) -> np.ndarray:
     for key in sorted(set(keys)):
         mine = np.flatnonzero(keys == key)
         first = features[mine[0]]
-        here = (float(first.get("threads", 1) or 1), float(first["n"]))
-        levels = Levels(gp.levels.points + tuple(p for p in own if (p[1], p[2]) != here))
+        here = (float(first.get("ranks", 1) or 1), float(first.get("threads", 1) or 1),
+                float(first["n"]))
+        levels = Levels(gp.levels.points + tuple(p for p in own if tuple(p[1:4]) != here))
         out[mine] = replace(gp, levels=levels).correction(
             test["variant"].iloc[mine].tolist(), [features[i] for i in mine])[0]
     return out
@@ -208,8 +209,7 @@ def evaluate(rows: Rows, stop: float = HYBRID_STOP, max_rows: int = 2000,
                      OTHER_SIZES: predicted * np.exp(_with_other_sizes(gp, test))}
         accuracy[ivp] = {"rows": len(test), "training_rows": len(gp.row_ids),
                          **accuracy_of(test, corrected)}
-        for position, row in enumerate(test[["method", "ivp", "n", "threads", "variant",
-                                             "median_s"]].to_dict("records")):
+        for position, row in enumerate(test[[*CONFIG, "variant", "median_s"]].to_dict("records")):
             predictions.append({**row, **{name: float(values[position])
                                           for name, values in corrected.items()},
                                 "gp_std_log": float(spread[position])})

@@ -73,7 +73,7 @@ def pass_agreement(measurements: pd.DataFrame, hardware_id: str | None = None,
     most a model's tau can be expected to reach; tau_ceiling)."""
     pairs = pass_ratios(measurements, hardware_id)
     out: dict = {}
-    for (ivp, *_), pool in pairs.groupby(["ivp", "method", "n", "threads"]):
+    for (ivp, *_), pool in pairs.groupby(["ivp", "method", "n", "ranks", "threads"]):
         if len(pool) >= min_pairs:
             out.setdefault(ivp, []).append(
                 (float(kendalltau(pool["one"], pool["two"]).statistic), len(pool)))
@@ -112,5 +112,7 @@ def draws(noise: Noise | None, seed: int, key: tuple, size: int) -> np.ndarray:
     same for every strategy replayed on the pool (common random numbers); zeros without noise."""
     if noise is None:
         return np.zeros((size, 2))
+    if len(key) == 5 and key[3] == 1:   # a pool of one rank draws as it did before ranks were keys
+        key = (*key[:3], key[4])
     entropy = [seed, int.from_bytes(hashlib.sha256(repr(key).encode()).digest()[:8], "little")]
     return noise.draw(np.random.default_rng(entropy), (size, 2))

@@ -151,7 +151,7 @@ def hybrid_prior(pools: list, fitted, offline: OfflineErrors = SHIPPED_ERRORS
     """The belief over pools of one method and IVP before anything is measured, and its note;
     without a model (fitted None) the offline model with the errors `offline`."""
     frames = [pool.frame for pool in pools]
-    configurations = [(pool.key[2], pool.key[3]) for pool, frame in zip(pools, frames)
+    configurations = [(pool.key[2], pool.key[4], pool.key[3]) for pool, frame in zip(pools, frames)
                       for _ in range(len(frame))]
     return prior_belief(fitted, sum((f["variant"].tolist() for f in frames), []),
                         sum((f["features"].tolist() for f in frames), []),

@@ -24,12 +24,12 @@ LEVEL = ("the configuration's level, the median log(measured / offline predictio
 
 
 def counterparts(pool: Pool, pools: list[Pool]) -> list[Pool]:
-    """Per other IVP its pool of the same method and thread count nearest to pool's n, where that
-    is within SAME_SIZE of the nearest any other IVP has."""
-    method, ivp, n, threads = pool.key
+    """Per other IVP its pool of the same method and layout nearest to pool's n, where that is
+    within SAME_SIZE of the nearest any other IVP has."""
+    method, ivp, n, ranks, threads = pool.key
     nearest: dict = {}
     for other in pools:
-        if other.key[1] == ivp or other.key[0] != method or other.key[3] != threads:
+        if other.key[1] == ivp or other.key[0] != method or other.key[3:] != (ranks, threads):
             continue
         distance = abs(math.log(other.key[2] / n))
         if other.key[1] not in nearest or distance < nearest[other.key[1]][0]:
@@ -42,10 +42,10 @@ def counterparts(pool: Pool, pools: list[Pool]) -> list[Pool]:
 
 
 def own_other_size(pool: Pool, pools: list[Pool]) -> Pool | None:
-    """The same IVP's pool of the same method and thread count at the nearest other n."""
-    method, ivp, n, threads = pool.key
+    """The same IVP's pool of the same method and layout at the nearest other n."""
+    method, ivp, n, ranks, threads = pool.key
     mine = [p for p in pools
-            if p.key[:2] == (method, ivp) and p.key[3] == threads and p.key[2] != n]
+            if p.key[:2] == (method, ivp) and p.key[3:] == (ranks, threads) and p.key[2] != n]
     return min(mine, key=lambda p: (abs(math.log(p.key[2] / n)), p.key[2]), default=None)
 
 

@@ -1,18 +1,23 @@
-"""`export --tuned`: the dispatch table from a tuned store, the library built with make, and its bad inputs."""
+"""`export --tuned`: the dispatch table from a tuned store, the library built with make (by mpicc on MPI ranks), and its bad inputs."""
 
 import json
 import math
+import os
 import shutil
 import subprocess
 
 import numpy as np
 import pytest
 
+from hybridtune.compiler.build import mpi_compiler
 from hybridtune.describe.loader import load
 from hybridtune.errors import RequestError
 from hybridtune.face.cli import main
+from hybridtune.face.tuned_export import table_lines
+from hybridtune.generate.pool import pool_for
+from hybridtune.measure.launch_env import child_environment, nested_mpi_command
 from hybridtune.reference.pirk import solve
-from hybridtune.report.tuned import dispatch_table, measured_times, step_regions
+from hybridtune.report.tuned import dispatch_table, layout_times, measured_times, step_regions
 from hybridtune.store import Store
 from hybridtune.store.schema import TABLES
 from tune_support import BIN, TUNE_SCENARIO, measurement_rows, run, tune_command
@@ -35,6 +40,54 @@ int main(int argc, char **argv) {
     double *y = ht_state(c);
     for (long j = 0; j < n; ++j) printf("%.17g\n", y[j]);
     ht_destroy(c);
+    return 0;
+}
+"""
+MPI_DRIVER = r"""
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tuned_mpi.h"
+/* main N STEPS H [nompi]: the state after STEPS steps, the blocks gathered on rank 0, which
+ * prints the choice, the ranks, its block and the state; nompi: MPI is never initialised. */
+int main(int argc, char **argv) {
+    long n = atol(argv[1]);
+    int steps = atoi(argv[2]), with_mpi = argc < 5 || strcmp(argv[4], "nompi"), rank = 0;
+    double h = atof(argv[3]);
+    if (with_mpi) {
+        int provided;
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    }
+    ht_ctx *c = ht_create_threads(n, 1);
+    if (!c) {                                  /* on every rank alike: no rule of its rank count */
+        if (rank == 0) printf("NULL\n");
+        if (with_mpi) MPI_Finalize();
+        return 0;
+    }
+    int ranks = ht_chosen_ranks(c);
+    ht_initial_values(c);
+    for (int k = 0; k < steps; ++k) ht_step(c, k * h, h);
+    double *y = ht_state(c);
+    long lo, hi;
+    ht_chosen_block(c, &lo, &hi);
+    if (ranks > 1) {
+        int mine = (int)(hi - lo), at = (int)lo;
+        int *counts = malloc(ranks * sizeof(int)), *displs = malloc(ranks * sizeof(int));
+        MPI_Gather(&mine, 1, MPI_INT, counts, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        MPI_Gather(&at, 1, MPI_INT, displs, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        MPI_Gatherv(rank == 0 ? MPI_IN_PLACE : y + lo, mine, MPI_DOUBLE, y, counts, displs,
+                    MPI_DOUBLE, 0, MPI_COMM_WORLD);
+        free(counts);
+        free(displs);
+    }
+    if (rank == 0) {
+        printf("%s %d %d %ld %ld\n", ht_chosen_variant(c), ranks, ht_chosen_measured(c), lo, hi);
+        for (long j = 0; j < n; ++j) printf("%.17g\n", y[j]);
+    }
+    ht_destroy(c);
+    if (with_mpi) MPI_Finalize();
     return 0;
 }
 """
@@ -167,19 +220,122 @@ def test_tuned_export_refuses_a_store_without_ok_measurements(tmp_path, capsys):
     assert not out.exists()
 
 
-def test_tuned_export_of_mpi_skeletons_only_is_refused(tmp_path, capsys):
-    scenario = tmp_path / "mpi.scenario.yaml"
-    scenario.write_text("methods: [radauIIA7]\nivps: [InverterChain]\nskeletons: [F-mpi]\n"
-                        "machine: SkylakeSP_Gold-6148\nn: [600]\nthreads: [1]\n")
-    store = tmp_path / "s.h5"
-    with Store.open(store, "a") as opened:
-        opened.append_many("measurements", [_row(id="x", method="radauIIA7",
-                                                 ivp="InverterChain", n=600, threads=1,
-                                                 status="ok", median_s=1e-5)])
+MIXED = ("methods: [radauIIA5]\nivps: [{ivp}]\nskeletons: [{skeletons}]\n"
+         "machine: SkylakeSP_Gold-6148\nn: [576]\nthreads: [1]\nranks: [1, 2]\n")
+
+
+def _mixed(tmp_path, ivp: str = "InverterChain", skeletons: str = "F, F-mpi"):
+    """A scenario of F over threads and F-mpi over ranks, and the first variant of each form."""
+    path = tmp_path / "mixed.scenario.yaml"
+    path.write_text(MIXED.format(ivp=ivp, skeletons=skeletons))
+    scenario = load(path, "scenario")
+    firsts = {}
+    for variant in pool_for(scenario, scenario.methods[0]).values():
+        firsts.setdefault(variant.skeleton, variant.id)
+    return path, firsts
+
+
+def _store(path, *measured):
+    """A store of ok measurements (id, IVP, ranks, seconds) at n = 576 on one thread per rank."""
+    with Store.open(path, "a") as opened:
+        opened.append_many("measurements", [
+            _row(id=v, method="radauIIA5", ivp=ivp, n=576, threads=1, ranks=p, status="ok",
+                 median_s=s, timing="alone", hardware_id="h", row_id=f"r{i}", run_id="x")
+            for i, (v, ivp, p, s) in enumerate(measured)])
+    return path
+
+
+def test_tuned_export_of_mpi_variants_measured_on_one_rank_alone_is_refused(tmp_path, capsys):
+    scenario, firsts = _mixed(tmp_path, skeletons="F-mpi")
+    store = _store(tmp_path / "s.h5", (firsts["F-mpi"], "InverterChain", 1, 1e-5))
     out = tmp_path / "out"
-    code = main(["export", str(scenario), "--tuned", "--db", str(store), "-o", str(out)])
-    assert code == 2 and "its skeletons are all MPI skeletons" in capsys.readouterr().err
+    assert main(["export", str(scenario), "--tuned", "--db", str(store), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "MPI variants on the rank counts they were measured on beyond one" in err, err
     assert not out.exists()
+
+
+def test_tuned_export_builds_a_neighbour_exchange_with_a_fixed_halo_only(tmp_path, capsys):
+    # InverterChain reads one component to each side at every n: its -nx form runs, halo 1;
+    # Heat2D reads a grid row, which grows with n: the allgather form takes its place
+    for ivp, halo in (("InverterChain", 1), ("Heat2D", None)):
+        scenario, firsts = _mixed(tmp_path, ivp)
+        store = _store(tmp_path / f"{ivp}.h5", (firsts["F"], ivp, 1, 1e-5),
+                       (firsts["F-mpi"], ivp, 2, 3e-5), (firsts["F-mpi-nx"], ivp, 2, 2e-5))
+        out = tmp_path / ivp
+        assert main(["export", str(scenario), "--tuned", "--db", str(store), "-o", str(out),
+                     "--name", "t"]) == 0
+        printed = capsys.readouterr().out
+        table = json.loads((out / "t.json").read_text())
+        two = {r["variant"] for r in table["rules"] if r["ranks"] == 2}
+        assert {r["variant"] for r in table["rules"] if r["ranks"] == 1} == {firsts["F"]}
+        assert table["mpi"] and "by mpicc" in printed
+        if halo:
+            assert two == {firsts["F-mpi-nx"]}
+            source = (out / f"t_v{table['variants'].index(firsts['F-mpi-nx'])}.c").read_text()
+            assert "#define HT_HALO 1L" in source
+        else:
+            assert two == {firsts["F-mpi"]} and "halo grows with n" in printed
+
+
+def _mpi_run(command: list[str]) -> subprocess.CompletedProcess:
+    return subprocess.run(command, capture_output=True, text=True, timeout=120,
+                          env=child_environment(os.environ))
+
+
+@pytest.mark.mpi
+@pytest.mark.slow
+def test_tuned_export_dispatches_on_ranks_and_two_ranks_match_one(tmp_path):
+    """F measured on one rank, F-mpi on one and two (`measure`); the library built by mpicc, run
+    without MPI and by mpiexec on 2 and 3 ranks at n = 577 (two uneven blocks)."""
+    scenario_file, firsts = _mixed(tmp_path)
+    scenario = load(scenario_file, "scenario")
+    method, ivp, n = scenario.methods[0], scenario.ivps[0], 577
+    openmp, mpi = firsts["F"], firsts["F-mpi"]
+    store = tmp_path / "s.h5"
+    done = run([str(BIN / "hybridtune"), "measure", str(scenario_file), "--db", str(store),
+                "-n", "576", "--threads", "1", "--ranks", "1", "--ranks", "2", "--budget", "0.1",
+                "--variant", openmp, "--variant", mpi])
+    assert done.returncode == 0, done.stdout + done.stderr
+
+    out = tmp_path / "tuned"
+    assert main(["export", str(scenario_file), "--tuned", "--db", str(store), "-o", str(out),
+                 "--name", "tuned_mpi"]) == 0
+    table = json.loads((out / "tuned_mpi.json").read_text())
+    assert table["mpi"] and {r["ranks"] for r in table["rules"]} == {1, 2}
+    one, two = (next(r for r in table["rules"] if r["ranks"] == ranks and r["n_low"] <= n
+                     and (r["n_high"] is None or n < r["n_high"])) for ranks in (1, 2))
+    assert (one["variant"], two["variant"]) == (openmp, mpi)     # one rank needs no MPI
+    assert two["layout"] == "2 rank(s) x 1 thread(s)"
+    assert "block" in table["ht_state_by_ranks"]["more than 1"]
+    assert "CC = mpicc" in (out / "Makefile").read_text()
+    assert "#include <mpi.h>" in (out / "tuned_mpi.c").read_text()
+    assert "2 rank(s) x 1+ threads asked" in (out / "tuned_mpi.h").read_text()
+
+    cc = mpi_compiler()
+    subprocess.run(["make", "-s", "-C", str(out), f"CC={cc}"], check=True, capture_output=True)
+    (tmp_path / "main.c").write_text(MPI_DRIVER)
+    exe = tmp_path / "main"
+    subprocess.run([cc, "-O2", "-fopenmp", "-I", str(out), str(tmp_path / "main.c"),
+                    str(out / "libtuned_mpi.a"), "-lm", "-o", str(exe)], check=True)
+    h, steps = ivp.step_size(n), 4
+    args = [str(exe), str(n), str(steps), repr(h)]
+    states = {}
+    for ranks, command in ((1, [*args, "nompi"]), (2, nested_mpi_command(2, args))):
+        done = _mpi_run(command)
+        assert done.returncode == 0, done.stderr
+        head, *values = done.stdout.split("\n")
+        variant, chosen_ranks, measured, lo, hi = head.split()
+        rule = one if ranks == 1 else two
+        assert (variant, int(chosen_ranks), bool(int(measured))) == (
+            rule["variant"], ranks, rule["measured"])
+        assert (int(lo), int(hi)) == ((0, n) if ranks == 1 else (0, (n + 1) // 2))
+        states[ranks] = np.array([float(x) for x in values if x])
+    assert np.max(np.abs(states[2] - states[1])) <= 1e-10 * np.max(np.abs(states[1]))
+    want = solve(method, ivp, n, 0.0, steps * h, steps)
+    assert np.max(np.abs(states[1] - want)) <= 1e-10 * np.max(np.abs(want))
+    three = _mpi_run(nested_mpi_command(3, args))                   # no 3-rank rule: NULL
+    assert (three.returncode, three.stdout) == (0, "NULL\n"), three.stderr
 
 
 def test_tuned_export_bad_arguments(tmp_path, capsys):
@@ -213,7 +369,7 @@ def test_dispatch_table_rules():
                  ("a", 600, 2, 0.9, "alone", "h"), ("b", 600, 2, 1.5, "alone", "h"),
                  ("c", 600, 1, 0.1, "alone", "other"))        # another machine, fewer rows
     hardware, measured, notes = measured_times(rows, "m", "i", ids)
-    assert hardware == "h" and measured[(600, 1)] == pytest.approx(
+    assert hardware == "h" and measured[(600, 1, 1)] == pytest.approx(
         {"a": (1.0 * 1.3) ** 0.5, "b": (1.1 * 1.15) ** 0.5})
     assert "2 machines" in notes[0]
     table = dispatch_table(measured, {}, machine, 10, "m", "i", hardware, notes)
@@ -226,8 +382,50 @@ def test_dispatch_table_rules():
     assert table.rule_for(600, 8).threads == 2
     slower = dispatch_table(*measured_times(
         _rows(("a", 600, 1, 1.0, "alone", "h"), ("a", 600, 2, 1.4, "alone", "h")),
-        "m", "i", ids)[1:2], {(10 ** 6, 2): {"b": 3.0, "c": 2.0}}, machine, 10, "m", "i", "h")
+        "m", "i", ids)[1:2], {(10 ** 6, 1, 2): {"b": 3.0, "c": 2.0}}, machine, 10, "m", "i", "h")
     assert slower.rule_for(600, 2).run_threads == 1              # fewer threads measured faster
     assert (slower.rule_for(10 ** 6, 2).variant, slower.rule_for(10 ** 6, 2).measured) == ("c", False)
     with pytest.raises(RequestError, match="no ok measurement of m on j"):
         measured_times(rows, "m", "j", ids)
+
+
+def test_dispatch_table_keys_rank_counts():
+    machine = load(TUNE_SCENARIO, "scenario").machine
+    ids = {v: v for v in ("a", "b", "m1", "m2")}
+    rows = _rows(("a", 600, 1, 1.0, "alone", "h"), ("b", 600, 1, 1.2, "alone", "h"),
+                 ("m1", 600, 1, 0.5, "alone", "h"),       # an MPI variant on one rank
+                 ("m1", 600, 1, 0.6, "alone", "h"), ("m2", 600, 1, 0.7, "alone", "h"),
+                 ("m1", 600, 2, 0.4, "alone", "h"), ("m2", 600, 2, 0.3, "alone", "h"))
+    for row, ranks in zip(rows, (None, 1, 1, 2, 2, 2, 2)):
+        if ranks:                                         # a row without ranks is of one rank
+            row["ranks"] = ranks
+    hardware, measured, notes = measured_times(rows, "m", "i", ids)
+    assert measured == {(600, 1, 1): {"a": 1.0, "b": 1.2, "m1": 0.5},
+                        (600, 2, 1): {"m1": 0.6, "m2": 0.7},
+                        (600, 2, 2): {"m1": 0.4, "m2": 0.3}}
+    predicted = {(10 ** 6, 2, 1): {"m1": 2.0, "m2": 3.0}, (10 ** 6, 1, 1): {"m2": 1.0}}
+    measured, predicted, left = layout_times(measured, predicted, frozenset({"m1", "m2"}))
+    assert measured[(600, 1, 1)] == {"a": 1.0, "b": 1.2} and (10 ** 6, 1, 1) not in predicted
+    assert "2 MPI variant(s)' one-rank times left out" in left[0]
+    table = dispatch_table(measured, predicted, machine, 10, "m", "i", hardware, left)
+    assert table.rank_keys == (1, 2) and table.thread_keys(2) == (1, 2)
+    assert table.rule_for(600, 1).variant == "a"                           # one rank: no MPI
+    assert (table.rule_for(600, 1, ranks=2).variant, table.rule_for(600, 1, ranks=2).measured) \
+        == ("m1", True)
+    two = table.rule_for(600, 4, ranks=2)                   # the 2-thread key: m2 on 2 threads
+    assert (two.ranks, two.threads, two.variant, two.run_threads) == (2, 2, "m2", 2)
+    assert table.rule_for(600, 1, ranks=3) is None         # rank counts match exactly
+    far = table.rule_for(10 ** 6, 1, ranks=2)
+    assert (far.variant, far.measured) == ("m1", False) and "offline prediction" in far.basis
+    # the regions of a layout split one time step over ranks x threads cores
+    assert [r.n_high for r in table.rules if (r.ranks, r.threads) == (2, 1)] == [
+        high for _, _, high in step_regions(machine, 10, 2)]
+    lines = table_lines(table)
+    assert any(line.startswith("2 rank(s) x 2+ threads asked") and "m2 on 2 rank(s) x 2 "
+               "thread(s)" in line for line in lines)
+    assert table.as_json()["rules"][-1]["layout"] == "2 rank(s) x 2 thread(s)"
+    # MPI variants alone: one rank runs them too, where they have times on more than one rank
+    alone, _, left = layout_times({(600, 1, 1): {"m1": 1.0}, (600, 2, 1): {"m2": 0.5}}, {},
+                                  frozenset({"m1", "m2"}))
+    assert alone == {(600, 1, 1): {"m1": 1.0}, (600, 2, 1): {"m2": 0.5}} and not left
+    assert layout_times({(600, 1, 1): {"m1": 1.0}}, {}, frozenset({"m1"}))[0] == {}

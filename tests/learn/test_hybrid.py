@@ -99,7 +99,7 @@ def _pool(fixture_rows, key):
 
 
 def test_prior_belief_without_a_model_is_the_offline_model_with_its_measured_errors(fixture_rows):
-    frame = _pool(fixture_rows, ("radauIIA7", "Cusp", 6000, 1)).frame
+    frame = _pool(fixture_rows, ("radauIIA7", "Cusp", 6000, 1, 1)).frame
     belief, note = prior_belief(None, frame["variant"].tolist(), frame["features"].tolist(),
                                 frame["predicted_s"])
     assert "offline model itself" in note and f"slope {SHIPPED_ERRORS.slope:.2f}" in note
@@ -115,7 +115,7 @@ def test_prior_belief_without_a_model_is_the_offline_model_with_its_measured_err
 def test_without_a_model_an_inverted_ranking_is_learnt_from_a_few_measurements(fixture_rows):
     """Where the offline ranking is upside down (measured slope -1), four measurements turn the
     belief about the other variants upside down too."""
-    frame = _pool(fixture_rows, ("radauIIA7", "Cusp", 6000, 1)).frame
+    frame = _pool(fixture_rows, ("radauIIA7", "Cusp", 6000, 1, 1)).frame
     belief, _ = prior_belief(None, frame["variant"].tolist(), frame["features"].tolist(),
                              frame["predicted_s"])
     lp = np.log(frame["predicted_s"].to_numpy(float))
@@ -137,7 +137,7 @@ def gp_without_cusp(fixture_rows):
 
 
 def test_prior_belief_of_a_trained_gp_is_its_correction(fixture_rows, gp_without_cusp):
-    frame = _pool(fixture_rows, ("radauIIA7", "Cusp", 6000, 1)).frame
+    frame = _pool(fixture_rows, ("radauIIA7", "Cusp", 6000, 1, 1)).frame
     variants, features = frame["variant"].tolist(), frame["features"].tolist()
     belief, note = prior_belief(gp_without_cusp, variants, features, frame["predicted_s"])
     assert "trained Gaussian process (192 training rows" in note
@@ -149,7 +149,7 @@ def test_prior_belief_of_a_trained_gp_is_its_correction(fixture_rows, gp_without
 @pytest.mark.parametrize("n", [600, 6000])
 def test_hybrid_replay_stops_before_the_whole_pool_and_chooses_a_measured_variant(
         fixture_rows, gp_without_cusp, n):
-    pool = _pool(fixture_rows, ("radauIIA7", "Cusp", n, 1))
+    pool = _pool(fixture_rows, ("radauIIA7", "Cusp", n, 1, 1))
     result = replay.hybrid(pool, gp_without_cusp)
     times = pool.times
     assert 1 <= len(result.order) < len(times)
@@ -182,7 +182,7 @@ def test_across_configurations_decays_with_the_distance_in_size_and_threads():
 
 def test_a_measurement_moves_the_same_variant_at_another_size_only_with_a_learnt_correlation(
         fixture_rows, gp_without_cusp):
-    pools = [_pool(fixture_rows, ("radauIIA7", "Cusp", n, 1)) for n in (600, 6000)]
+    pools = [_pool(fixture_rows, ("radauIIA7", "Cusp", n, 1, 1)) for n in (600, 6000)]
     frames = [p.frame for p in pools]
     variants = sum((f["variant"].tolist() for f in frames), [])
     features = sum((f["features"].tolist() for f in frames), [])
@@ -206,7 +206,7 @@ def test_a_measurement_moves_the_same_variant_at_another_size_only_with_a_learnt
 
 
 def test_hybrid_together_carries_one_pools_measurements_to_the_next(fixture_rows, gp_without_cusp):
-    pools = [_pool(fixture_rows, ("radauIIA7", "Cusp", n, 1)) for n in (600, 6000)]
+    pools = [_pool(fixture_rows, ("radauIIA7", "Cusp", n, 1, 1)) for n in (600, 6000)]
     alone = [replay.hybrid(pool, gp_without_cusp) for pool in pools]
     together = replay.hybrid_together(pools, gp_without_cusp)
     # the first pool is searched as it is alone; the second knows what the first measured

@@ -1,4 +1,4 @@
-"""A configuration's level is its IVP's own where that IVP was trained on at about that size, else the median of the nearest training configurations' levels, by thread count first and then by size."""
+"""A configuration's level is its IVP's own where that IVP was trained on at about that size, else the median of the nearest training configurations' levels, by layout (ranks x threads) first and then by size."""
 
 from __future__ import annotations
 
@@ -44,9 +44,25 @@ def test_levels_of_training_rows_is_each_configurations_median_and_survives_a_ro
     keys = np.array(["a", "a", "a", "b", "b"])
     rows = [{"threads": 1, "n": 600, IVP_NAME: "Cusp"}] * 3 + [{"threads": 2, "n": 600}] * 2
     levels = levels_of(y, keys, rows)
-    assert levels.points == (("Cusp", 1.0, 600.0, 1.0), ("", 2.0, 600.0, 6.0))
+    assert levels.points == (("Cusp", 1.0, 1.0, 600.0, 1.0), ("", 1.0, 2.0, 600.0, 6.0))
     assert Levels.from_list(levels.as_list()) == levels
-    assert Levels.from_list([[1, 600, 0.5]]).points == (("", 1.0, 600.0, 0.5),)
+    # stored before IVP names, and before ranks: of one rank
+    assert Levels.from_list([[1, 600, 0.5]]).points == (("", 1.0, 1.0, 600.0, 0.5),)
+    assert Levels.from_list([["Cusp", 2, 600, 0.5]]).points == (("Cusp", 1.0, 2.0, 600.0, 0.5),)
+
+
+def test_a_layout_of_more_ranks_has_its_own_level_and_ranks_count_in_the_nearest_layout():
+    levels = Levels((("Cusp", 1.0, 1.0, 6000.0, 0.1), ("Cusp", 2.0, 1.0, 6000.0, 0.9),
+                     ("Wave1D", 1.0, 2.0, 6000.0, -0.2)))
+    assert levels.at(1, 6000, "Cusp", ranks=2) == 0.9 and levels.at(1, 6000, "Cusp") == 0.1
+    assert levels.at(1, 6000, ranks=2) == 0.9          # 2x1 is itself; 1x2 is a rank away
+    rows = [{"ranks": 2, "threads": 1, "n": 6000, IVP_NAME: "Cusp"},
+            {"threads": 1, "n": 6000, IVP_NAME: "Cusp"}]
+    np.testing.assert_allclose(levels.of(rows), [0.9, 0.1])
+    assert levels.trained(rows).tolist() == [True, True]
+    y, keys = np.array([1.0, 3.0]), np.array(["a", "b"])
+    assert levels_of(y, keys, rows).points == (("Cusp", 2.0, 1.0, 6000.0, 1.0),
+                                               ("Cusp", 1.0, 1.0, 6000.0, 3.0))
 
 
 def test_an_ivp_trained_on_at_another_size_moves_its_level_as_the_other_ivps_move():

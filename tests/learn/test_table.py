@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
+import pytest
 
 from hybridtune.learn.table import POOL_MEDIAN, latest_predictions
 
@@ -27,3 +30,19 @@ def test_a_prediction_without_the_barrier_cost_does_not_displace_one_with_it():
     assert chosen == {"A_x": 2.0, "B_y": 3.0, "C_z": 5.0}
     assert schema == "variant-features-1" and machine == "m" * 64
     assert {f[POOL_MEDIAN] for f in latest["features"]} == {3.0}
+
+
+def test_layouts_are_configurations_of_their_own_and_their_features_say_ranks_and_bytes():
+    from hybridtune.learn.encode import base_features
+    one = {**_row("F-mpi_x", 2.0, 4, 1e-6), "ranks": 1}
+    two = {**_row("F-mpi_x", 1.5, 8, 3e-6), "ranks": 2}
+    two["features"] = {**two["features"], "ranks": 2, "comm_bytes": 62400.0}
+    older = _row("F_y", 3.0, 4, 1e-6)          # a row stored before ranks: of one rank
+    latest, _, _ = latest_predictions(pd.DataFrame([one, two, older]))
+    assert sorted(zip(latest["variant"], latest["ranks"], latest["predicted_s"])) == [
+        ("F-mpi_x", 1, 2.0), ("F-mpi_x", 2, 1.5), ("F_y", 1, 3.0)]
+    encoded = {(v, r): base_features({**f, "n": 600}) for v, r, f in zip(latest["variant"], latest["ranks"],
+                                                             latest["features"])}
+    assert encoded["F-mpi_x", 2]["ranks"] == 2.0
+    assert encoded["F-mpi_x", 2]["log1p_comm_bytes"] == pytest.approx(math.log1p(62400.0))
+    assert encoded["F_y", 1]["ranks"] == 1.0 and encoded["F_y", 1]["log1p_comm_bytes"] == 0.0

@@ -37,7 +37,7 @@ def test_the_exchanges_of_the_variants_are_timed_and_fitted(kind, op):
     assert run.kind == kind and [p.bytes for p in run.points] == sizes
     assert all(0 < p.median_s < 0.1 for p in run.points)
     model = fit_exchange(op, run)
-    assert model.ranks == 2 and model.fit.held_out_bytes == (256, 1048576)
+    assert model.ranks == 2 and model.fit.held_out_bytes == (256,)      # never the largest
     assert model.seconds(4096, 1) == 0.0 and model.seconds(4096, 2) > 0
 
 

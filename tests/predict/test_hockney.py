@@ -48,3 +48,22 @@ def test_too_few_sizes_or_bad_times_are_refused():
         fit_hockney([(1, 1e-6), (8, 0.0), (64, 3e-6)])
     with pytest.raises(HybridtuneError, match="distinct sizes"):
         fit_hockney([(1, 1e-6), (1, 2e-6), (64, 3e-6)])
+
+
+def test_the_ping_pongs_switch_places_the_second_piece_inside_the_gap_and_the_largest_size_is_fitted():
+    doubling = [2 ** k for k in range(3, 23)]       # 8 B .. 4 MiB; 8 KiB is held out
+
+    def time(n):
+        return 1.5e-6 + n / 7e9 if n < 8192 else 6e-6 + n / 8e9
+
+    points = [(n, time(n)) for n in doubling]
+    alone = fit_hockney(points)
+    assert 8192 in alone.held_out_bytes and doubling[-1] not in alone.held_out_bytes
+    # the fitted sizes around the switch are 4 KiB and 16 KiB: alone, the second piece starts
+    # at 16 KiB and 8 KiB is priced as an eager message
+    assert alone.pieces[1].from_bytes == 16384 and alone.held_out_error > 0.2
+    told = fit_hockney(points, known_switch=8192)
+    assert told.pieces[1].from_bytes == 8192 and "ping-pong switched" in told.note
+    assert told.held_out_error < 1e-9 and told.seconds(8192) == pytest.approx(time(8192))
+    # a switch outside the gap changes nothing
+    assert fit_hockney(points, known_switch=2 ** 20).pieces == alone.pieces

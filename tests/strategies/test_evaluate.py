@@ -88,7 +88,7 @@ def test_the_other_sizes_correction_takes_each_level_from_the_ivps_other_configu
     for n, other in ((600, 6000), (6000, 600)):
         mine = np.flatnonzero(test["n"].to_numpy() == n)
         rows = [features[i] for i in mine]
-        expected = Levels(gp.levels.points + tuple(p for p in own.points if p[2] == other))
+        expected = Levels(gp.levels.points + tuple(p for p in own.points if p[3] == other))
         # Cusp's level at the other size, moved as the training IVPs' levels move between them
         assert expected.at(1, n, "Cusp") == pytest.approx(
             own.at(1, other, "Cusp") + np.median([gp.levels.at(1, n, i) - gp.levels.at(1, other, i)
@@ -146,7 +146,7 @@ def test_an_ivp_whose_complement_is_too_small_is_noted_and_skipped(fixture_rows)
     result = evaluate(Rows(frame, fixture_rows.feature_schema, fixture_rows.machine_sha256))
     assert list(result.accuracy) == ["Wave1D"]
     assert result.notes == ["Cusp: 10 training rows from the other IVPs; skipped (a model needs 20)"]
-    assert [c["key"] for c in result.configurations] == [["radauIIA7", "Wave1D", 600, 1]]
+    assert [c["key"] for c in result.configurations] == [["radauIIA7", "Wave1D", 600, 1, 1]]
     assert result.configurations[0]["RunAll"]["measured"] == 10
 
 

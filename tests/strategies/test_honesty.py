@@ -11,7 +11,7 @@ from hybridtune.strategies import evaluate as evaluation
 from hybridtune.strategies import replay
 from hybridtune.strategies.evaluate import whole_pools
 
-KEY = ("radauIIA7", "Cusp", 6000, 1)
+KEY = ("radauIIA7", "Cusp", 6000, 1, 1)
 
 
 @pytest.fixture(scope="module")

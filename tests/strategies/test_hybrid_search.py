@@ -12,7 +12,7 @@ from hybridtune.strategies.evaluate import whole_pools
 from hybridtune.strategies.hybrid import Decision, HybridSearch, cover
 
 
-def _pool(fixture_rows, key=("radauIIA7", "Cusp", 6000, 1)):
+def _pool(fixture_rows, key=("radauIIA7", "Cusp", 6000, 1, 1)):
     return next(p for p in whole_pools(fixture_rows) if p.key == key)
 
 

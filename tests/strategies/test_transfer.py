@@ -1,4 +1,4 @@
-"""Orders from other configurations: other IVPs' pools matched by method, threads and size, the IVP's own nearest other size, the counts to within the best and the level's place among the other IVPs'."""
+"""Orders from other configurations: other IVPs' pools matched by method, layout and size, the IVP's own nearest other size, the counts to within the best and the level's place among the other IVPs'."""
 
 from __future__ import annotations
 
@@ -12,22 +12,23 @@ from hybridtune.strategies.replay import Pool
 from hybridtune.learn.table import POOL_MEDIAN
 
 
-def _pool(ivp: str, n: int, times: dict, threads: int = 1, predicted: float = 1.0) -> Pool:
+def _pool(ivp: str, n: int, times: dict, threads: int = 1, predicted: float = 1.0,
+          ranks: int = 1) -> Pool:
     frame = pd.DataFrame({"variant": list(times), "median_s": list(times.values()),
                           "predicted_s": [predicted] * len(times),
                           "features": [{POOL_MEDIAN: predicted, "predicted_s": predicted}]
                           * len(times)})
-    return Pool(("m", ivp, n, threads), frame)
+    return Pool(("m", ivp, n, ranks, threads), frame)
 
 
 def test_counterparts_are_the_other_ivps_nearest_pool_of_the_same_threads():
     mine = _pool("A", 600, {"x": 1.0})
     pools = [mine, _pool("A", 6000, {"x": 1.0}), _pool("B", 625, {"x": 1.0}),
              _pool("B", 6084, {"x": 1.0}), _pool("C", 60000, {"x": 1.0}),
-             _pool("D", 600, {"x": 1.0}, threads=2)]
+             _pool("D", 600, {"x": 1.0}, threads=2), _pool("E", 600, {"x": 1.0}, ranks=2)]
     found = transfer.counterparts(mine, pools)
-    # A is the IVP itself, C's nearest is a hundredfold off, D has other threads
-    assert [p.key for p in found] == [("m", "B", 625, 1)]
+    # A is the IVP itself, C's nearest is a hundredfold off, D has other threads, E other ranks
+    assert [p.key for p in found] == [("m", "B", 625, 1, 1)]
 
 
 def test_orders_counts_and_hindsight():
