@@ -6,7 +6,9 @@ the barrier. Part 2, variants: scenarios/mpi.yaml predicted for 1 rank x 1 threa
 thread and 1 rank x 2 threads, and a pool measured in each layout, one layout after the other per
 variant, so that drift falls on the three alike: per skeleton form the variants that use every
 kernel variant (--pool sample, the default) or every variant (--pool all, about an hour per IVP).
-Writes data/bench/comm.json.
+Part 3, corrections: the gp correction model, each IVP left out in turn, trained on the other IVPs'
+measurements of every layout and of one rank alone. Writes data/bench/comm.json and the variants'
+store data/bench/comm-variants.h5.
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ import platform
 import random
 import statistics
 import sys
-import tempfile
 import time
+
+import numpy as np
 from dataclasses import asdict, replace
 from pathlib import Path
 
@@ -26,6 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from hybridtune.describe.configuration import Configuration, runnable   # noqa: E402
+from hybridtune.describe.library import host_machine_file              # noqa: E402
 from hybridtune.describe.loader import load                             # noqa: E402
 from hybridtune.describe.strategy import parse_strategy                 # noqa: E402
 from hybridtune.face.offline import predict_scenario                    # noqa: E402
@@ -37,6 +41,8 @@ from hybridtune.measure.tasks import plan_tasks, prebuild               # noqa: 
 from hybridtune.predict.collectives import fit_exchange, protocol_switch  # noqa: E402
 from hybridtune.predict.hockney import fit_hockney                      # noqa: E402
 from hybridtune.predict.loggp import fit_loggp                          # noqa: E402
+from hybridtune.learn.table import Rows, joined_rows                    # noqa: E402
+from hybridtune.learn.train import fit                                  # noqa: E402
 from hybridtune.store import Store                                      # noqa: E402
 from hybridtune.predict.variants import ranked                          # noqa: E402
 from hybridtune.strategies.registry import shortlist                    # noqa: E402
@@ -46,6 +52,7 @@ EXCHANGE_SIZES = [2 ** k for k in range(3, 23)]
 PRTT_SIZES = [1, 64, 1024, 16384, 262144]
 LAYOUTS = ((1, 1), (2, 1), (1, 2))          # (ranks, threads per rank)
 RATIO_TARGET, PRESELECT_TARGET, PICK_TARGET, DIFFER = 0.25, 0.05, 0.80, 0.05
+STORE = ROOT / "data" / "bench" / "comm-variants.h5"   # the variants' predictions and measurements
 
 
 def _shuffled(sizes: list, generator: random.Random) -> list:
@@ -109,28 +116,60 @@ def variants(scenario, whole_pool: bool, options: MeasureOptions, store_path: Pa
     chosen = pool if whole_pool else covering_sample(pool)
     predicted = _predictions(scenario, store_path)
     rows = []
-    for ivp in scenario.ivps:
-        n = scenario.sizes.for_ivp(ivp)[0]
-        configs = {layout: Configuration(method, ivp, n, layout[1], layout[0]) for layout in LAYOUTS}
-        runs, notes = runnable(skeletons, configs[(2, 1)], chosen)
-        tasks = {layout: plan_tasks(scenario, config, runs, options)
-                 for layout, config in configs.items()}
-        prebuild([t.generated for layout in LAYOUTS for t in tasks[layout]])
-        for index, variant in enumerate(runs):
-            row = {"ivp": ivp.name, "n": n, "id": variant.id, "skeleton": variant.skeleton}
-            for ranks, threads in LAYOUTS:
-                result = measure(tasks[(ranks, threads)][index], options)
-                key = f"{ranks}x{threads}"
-                row[f"measured_{key}"] = result.median_s if result.status == "ok" else None
-                row[f"status_{key}"] = result.status
-                row[f"ci_rel_{key}"] = result.ci_rel
-                guess = predicted[(ivp.name, n, ranks, threads)].get(variant.id)
-                row[f"predicted_{key}"] = guess.predicted_s if guess else None
-            rows.append(row)
-        print(f"{ivp.name} n={n}: {len(runs)} variants in {len(LAYOUTS)} layouts"
-              + (f" ({'; '.join(notes)})" if notes else ""), flush=True)
+    with Store.open(store_path, "a", run={"command": "bench_comm"}) as store:
+        for ivp in scenario.ivps:
+            n = scenario.sizes.for_ivp(ivp)[0]
+            configs = {layout: Configuration(method, ivp, n, layout[1], layout[0])
+                       for layout in LAYOUTS}
+            runs, notes = runnable(skeletons, configs[(2, 1)], chosen)
+            tasks = {layout: plan_tasks(scenario, config, runs, options)
+                     for layout, config in configs.items()}
+            prebuild([t.generated for layout in LAYOUTS for t in tasks[layout]])
+            for index, variant in enumerate(runs):
+                row = {"ivp": ivp.name, "n": n, "id": variant.id, "skeleton": variant.skeleton}
+                for ranks, threads in LAYOUTS:
+                    result = measure(tasks[(ranks, threads)][index], options)
+                    store.append_many("measurements", [result.as_row()])
+                    key = f"{ranks}x{threads}"
+                    row[f"measured_{key}"] = result.median_s if result.status == "ok" else None
+                    row[f"status_{key}"] = result.status
+                    row[f"ci_rel_{key}"] = result.ci_rel
+                    guess = predicted[(ivp.name, n, ranks, threads)].get(variant.id)
+                    row[f"predicted_{key}"] = guess.predicted_s if guess else None
+                rows.append(row)
+            print(f"{ivp.name} n={n}: {len(runs)} variants in {len(LAYOUTS)} layouts"
+                  + (f" ({'; '.join(notes)})" if notes else ""), flush=True)
     return {"pool": "all" if whole_pool else "covering sample", "rows": rows,
             "judged": judge(rows, predicted)}
+
+
+def corrections(store_path: Path) -> dict:
+    """The correction model (gp) on the measured variants, each IVP left out in turn: trained on
+    the other IVPs' rows of every layout, and on their one-rank rows alone; per layout the median
+    relative error of the offline prediction and of each corrected one on the left-out IVP."""
+    with Store.open(store_path, "r") as store:
+        rows = joined_rows(store.frame("variant_predictions"), store.frame("measurements"))
+    measured = rows.measured
+    out: dict = {}
+    for ivp in sorted(set(measured["ivp"])):
+        test = measured[measured["ivp"] == ivp]
+        variants_, features = test["variant"].tolist(), test["features"].tolist()
+        times = test["median_s"].to_numpy(float)
+        predicted = test["predicted_s"].to_numpy(float)
+        found = {"offline": predicted}
+        others = rows.frame[rows.frame["ivp"] != ivp]
+        for name, train in (("all_layouts", others),
+                            ("one_rank_only", others[others["ranks"] == 1])):
+            model = fit(Rows(train, rows.feature_schema, rows.machine_sha256), "gp", left_out=ivp)
+            found[name] = predicted * np.exp(model.correction(variants_, features)[0])
+        for (ranks, threads), index in test.groupby(["ranks", "threads"]).indices.items():
+            out.setdefault(f"{ranks}x{threads}", {})[ivp] = {
+                name: float(np.median(np.abs(values[index] / times[index] - 1)))
+                for name, values in found.items()}
+        print(f"corrections, {ivp} left out: " + "; ".join(
+            f"{layout} " + ", ".join(f"{k} {v:.1%}" for k, v in errors[ivp].items())
+            for layout, errors in out.items() if ivp in errors), flush=True)
+    return {"model": "gp, each IVP left out in turn", "median_rel_error": out}
 
 
 def _ok(row, *keys) -> bool:
@@ -175,6 +214,13 @@ def judge(rows: list, predicted: dict) -> dict:
                     "share": sum(picks) / len(picks) if picks else None}}
 
 
+def _write(report: dict, clock: float) -> Path:
+    report["wall_s"] = time.monotonic() - clock
+    out = ROOT / "data" / "bench" / "comm.json"
+    out.write_text(json.dumps(report, indent=1) + "\n")
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
@@ -189,22 +235,23 @@ def main() -> None:
     report = {"command": "jobs/bench_comm.sh " + " ".join(sys.argv[1:]), "started": started,
               "host": platform.node(), "cpu": hardware_identity()["hardware"]["model"],
               "hardware_id": hardware_identity()["hardware_id"], "ranks": 2,
+              "machine_file": host_machine_file()[1],
               "messages": messages(args.runs, args.reps, generator)}
     if not args.skip_variants:
         options = replace(MeasureOptions(), ci_target=0.03, budget_s=0.5)
-        with tempfile.TemporaryDirectory() as folder:
-            scenario = load(ROOT / "scenarios" / "mpi.yaml")
-            if args.ivps:
-                wanted = args.ivps.split(",")
-                scenario = replace(scenario, ivps=tuple(i for i in scenario.ivps
-                                                        if i.name in wanted))
-            report["variants"] = variants(scenario, args.pool == "all", options,
-                                          Path(folder) / "bench-comm.h5")
-    report["wall_s"] = time.monotonic() - clock
-    out = ROOT / "data" / "bench" / "comm.json"
-    out.write_text(json.dumps(report, indent=1) + "\n")
+        scenario = load(ROOT / "scenarios" / "mpi.yaml")
+        if args.ivps:
+            wanted = args.ivps.split(",")
+            scenario = replace(scenario, ivps=tuple(i for i in scenario.ivps if i.name in wanted))
+        STORE.unlink(missing_ok=True)
+        report["variants"] = variants(scenario, args.pool == "all", options, STORE)
+        report["store"] = str(STORE.relative_to(ROOT))
+        _write(report, clock)       # the measurements kept should the corrections fail
+        report["corrections"] = corrections(STORE)
+    out = _write(report, clock)
     print(json.dumps({"summary": report["messages"]["summary"],
-                      "judged": report.get("variants", {}).get("judged")}, indent=1))
+                      "judged": report.get("variants", {}).get("judged"),
+                      "corrections": report.get("corrections")}, indent=1))
     print(f"wrote {out} in {report['wall_s']:.0f} s")
 
 

@@ -7,5 +7,5 @@
 # --skip-variants: messages only). Options: --runs K, --reps R. Writes data/bench/comm.json.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-make -s install
+make -s install data/machines/host.yml    # predictions with the probed machine file, as `make tune` makes it
 exec .venv/bin/python jobs/bench_comm.py "$@"

@@ -63,7 +63,7 @@ def rank_throughput(variants: int, repetitions: int) -> dict:
     from hybridtune.describe.loader import load
     from hybridtune.face.executors import InlineExecutor, NodeExecutor, release, serve
     from hybridtune.face.launch import discover
-    from hybridtune.face.tuning import build_batch
+    from hybridtune.face.measuring import build_batch
     from hybridtune.generate.pool import pool_for
     from hybridtune.measure.runner import MeasureOptions, measure
     from hybridtune.measure.tasks import plan_tasks

@@ -2,7 +2,8 @@
  *   mpiexec -n P ht_comm_bench [-k KIND] [-r REPS] [-t TARGET_S] [-m MESSAGES] BYTES [BYTES ...]
  * KIND (default pingpong):
  *   pingpong   ranks 0 and 1: MPI_Send, then MPI_Recv of the echo; a call is one way (half a trip)
- *   allgather  MPI_Allgather of BYTES from every rank to every rank
+ *   allgather  every rank's BYTES to every rank, as the variants gather a row: MPI_Allgatherv in
+ *              place (MPI_IN_PLACE, a block of BYTES per rank)
  *   neighbour  every rank sends BYTES to and receives BYTES from each neighbour on the ring of ranks
  *              (MPI_Isend, MPI_Irecv, MPI_Waitall), as a neighbour exchange of the variants does
  *   barrier    MPI_Barrier (BYTES must be 0)
@@ -18,6 +19,7 @@
  * "samples_s": [...], "median_s": m}, ...]} in seconds per call; for prtt each point holds
  * "prtt_1", "prtt_n0" and "prtt_nd", each {"samples_s", "median_s"}, besides "messages" and
  * "delay_s". Errors go to stderr with exit status 2 (usage) or 4 (resources). */
+#include <limits.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +38,7 @@ struct setup {
     enum kind kind;
     int rank, ranks, messages;
     char *send, *receive;     /* receive holds ranks x the largest size (allgather), 2x otherwise */
+    int *counts, *displs;     /* the allgather's blocks, one per rank */
 };
 
 static long parse_long(const char *text, const char *what, long lo, long hi) {
@@ -83,8 +86,12 @@ static void call_once(const struct setup *s, long bytes, int n, double delay) {
         }
         break;
     case ALLGATHER:
-        MPI_Allgather(s->send, (int)bytes, MPI_BYTE, s->receive, (int)bytes, MPI_BYTE,
-                      MPI_COMM_WORLD);
+        for (int r = 0; r < s->ranks; r++) {
+            s->counts[r] = (int)bytes;
+            s->displs[r] = (int)(r * bytes);
+        }
+        MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, s->receive, s->counts, s->displs,
+                       MPI_BYTE, MPI_COMM_WORLD);
         break;
     case NEIGHBOUR:
         MPI_Irecv(s->receive, (int)bytes, MPI_BYTE, left, 0, MPI_COMM_WORLD, &requests[0]);
@@ -140,7 +147,7 @@ static int usage(int rank, const char *why) {
 
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
-    struct setup s = {PINGPONG, 0, 0, 16, NULL, NULL};
+    struct setup s = {PINGPONG, 0, 0, 16, NULL, NULL, NULL, NULL};
     MPI_Comm_rank(MPI_COMM_WORLD, &s.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &s.ranks);
     int reps = 15, opt, known = 0;
@@ -170,9 +177,13 @@ int main(int argc, char **argv) {
         sizes[k] = parse_long(argv[optind + k], "BYTES", 0, s.kind == BARRIER ? 0 : MAX_BYTES);
         if (sizes[k] > largest) largest = sizes[k];
     }
+    if (s.kind == ALLGATHER && largest * s.ranks > INT_MAX)
+        return usage(s.rank, "an allgather's BYTES x ranks must stay below 2^31");
     s.send = malloc((size_t)largest);
     s.receive = malloc((size_t)largest * (size_t)(s.ranks > 2 ? s.ranks : 2));
-    if (!s.send || !s.receive) {
+    s.counts = malloc((size_t)s.ranks * sizeof *s.counts);
+    s.displs = malloc((size_t)s.ranks * sizeof *s.displs);
+    if (!s.send || !s.receive || !s.counts || !s.displs) {
         fprintf(stderr, "ht_comm_bench: cannot allocate %ld bytes\n", largest * s.ranks);
         MPI_Abort(MPI_COMM_WORLD, 4);
     }
@@ -204,6 +215,8 @@ int main(int argc, char **argv) {
     if (s.rank == 0) printf("]}\n");
     free(s.send);
     free(s.receive);
+    free(s.counts);
+    free(s.displs);
     free(samples);
     free(sizes);
     MPI_Finalize();

@@ -272,7 +272,8 @@ def _dry_run(request, args, launch) -> int:
     from hybridtune.compiler.build import is_built
     from hybridtune.describe.library import default_store
     from hybridtune.face.offline import predict_scenario
-    from hybridtune.face.tuning import (SECONDS_PER_ANALYSIS, SECONDS_PER_BUILD, task_cost,
+    from hybridtune.face.measuring import task_cost
+    from hybridtune.face.tuning import (SECONDS_PER_ANALYSIS, SECONDS_PER_BUILD,
                                         plan_configurations, stored_rows)
     from hybridtune.report.ranking import configuration_title
     from hybridtune.store import Store

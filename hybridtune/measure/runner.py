@@ -24,6 +24,7 @@ from hybridtune.measure.statistics import median_ci, relative_half_width
 STATUSES = ("ok", "compile_error", "crash", "timeout", "wrong_result")
 SHUTDOWN_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 INTERRUPTED = "interrupted by"
+KILL_GRACE_S = 2.0         # a runner told to end (SIGTERM) is killed after this
 
 
 @dataclass(frozen=True)
@@ -174,8 +175,14 @@ class _Child:
         return _ChildFailed("crash", f"exited with status {code}" + (f": {err}" if err else ""))
 
     def kill(self) -> None:
+        """End the runner's process group: SIGTERM first, so that a launcher (mpiexec, srun)
+        can end its ranks and its step, SIGKILL after KILL_GRACE_S."""
         if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGKILL)
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=KILL_GRACE_S)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait()
 
     def close(self) -> None:

@@ -42,7 +42,8 @@ class Rule:
     def as_json(self) -> dict:
         return {"ranks": self.ranks, "threads": self.threads, "layout": self.layout,
                 "n_low": self.n_low, "n_high": self.n_high, "level": self.level,
-                "variant": self.variant, "run_threads": self.run_threads, "measured": self.measured, "basis": self.basis,
+                "variant": self.variant, "run_threads": self.run_threads,
+                "measured": self.measured, "basis": self.basis,
                 "median_s_per_step": {str(n): s for n, s in self.median_s}}
 
 
@@ -113,20 +114,15 @@ def measured_times(rows: list[dict], method: str, ivp: str, canonical: dict) -> 
     if len(counts) > 1:
         notes.append(f"measurements of {len(counts)} machines in the store: used hardware "
                      f"{hardware} ({counts[hardware]} ok rows), the one measured most")
-    by_ranks: dict = {}
-    for row in ok:
-        if row["id"] in canonical and row["hardware_id"] == hardware:
-            mine = {k: v for k, v in row.items() if k != "ranks"}
-            by_ranks.setdefault(ranks_of(row), []).append({**mine, "id": canonical[row["id"]]})
+    mine = [{**row, "id": canonical[row["id"]], "ranks": ranks_of(row)} for row in ok
+            if row["id"] in canonical and row["hardware_id"] == hardware]
+    timed = best_measurements(pd.DataFrame(mine), hardware)
     times: dict = {}
-    for ranks, mine in sorted(by_ranks.items()):
-        # each rank count's rows alone, without the column: the timing rule within one layout
-        timed = best_measurements(pd.DataFrame(mine), hardware)
-        for (n, threads), group in timed.groupby(["n", "threads"]):
-            first = dict(zip(group["variant"], group["median_s"].astype(float)))
-            again = group[group["retimed_s"].notna()]
-            retimed = dict(zip(again["variant"], again["retimed_s"].astype(float)))
-            times[(int(n), ranks, int(threads))] = timing.compared(first, retimed)
+    for (n, ranks, threads), group in timed.groupby(["n", "ranks", "threads"]):
+        first = dict(zip(group["variant"], group["median_s"].astype(float)))
+        again = group[group["retimed_s"].notna()]
+        retimed = dict(zip(again["variant"], again["retimed_s"].astype(float)))
+        times[(int(n), int(ranks), int(threads))] = timing.compared(first, retimed)
     return hardware, times, notes
 
 
