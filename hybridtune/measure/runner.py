@@ -25,6 +25,8 @@ STATUSES = ("ok", "compile_error", "crash", "timeout", "wrong_result")
 SHUTDOWN_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 INTERRUPTED = "interrupted by"
 KILL_GRACE_S = 2.0         # a runner told to end (SIGTERM) is killed after this
+LAUNCH_ATTEMPTS = 3        # starts of a step across nodes whose MPI start failed
+MPI_START_FAILED = "MPI_Init_thread("   # in mpich's error stack where its start failed
 
 
 @dataclass(frozen=True)
@@ -220,10 +222,11 @@ def measure(task: MeasureTask, options: MeasureOptions = MeasureOptions(), hosts
     if not library.ok:
         return Measurement(**base, status="compile_error",
                            message=f"{library.source}: {library.message}")
-    child = _Child(str(runner.path), str(library.path), task, options.timeout_s)
+    child, state, failure = _started(str(runner.path), str(library.path), task, options,
+                                     _checked(task, options))
+    if failure is not None:
+        return Measurement(**base, status=failure.status, message=failure.message)
     try:
-        child.send(f"check 0.0 {task.h!r} {options.check_steps}")
-        state = np.frombuffer(child.read(8 * task.n), dtype=np.float64)
         scale = float(np.max(np.abs(task.reference)))
         error = float(np.max(np.abs(state - task.reference))) / scale if scale > 0 else \
             float(np.max(np.abs(state)))
@@ -242,6 +245,33 @@ def measure(task: MeasureTask, options: MeasureOptions = MeasureOptions(), hosts
     finally:
         child.close()
     return _timed(base, samples, steps, check_error=error)
+
+
+def _started(runner: str, library: str, task: MeasureTask, options: MeasureOptions, first
+             ) -> tuple[_Child | None, object, _ChildFailed | None]:
+    """The runner started and what first(child) answers (its first exchange), or why not. A step
+    across nodes whose MPI start failed (the launcher's doing: the variant runs after MPI_Init) is
+    started again, up to LAUNCH_ATTEMPTS times."""
+    for attempt in range(1, LAUNCH_ATTEMPTS + 1):
+        child = _Child(runner, library, task, options.timeout_s)
+        try:
+            return child, first(child), None
+        except _ChildFailed as failure:
+            child.close()
+            if not (task.hosts and MPI_START_FAILED in failure.message):
+                return None, None, failure
+            if attempt == LAUNCH_ATTEMPTS:
+                return None, None, _ChildFailed(failure.status, f"MPI did not start in "
+                                                f"{attempt} attempts; the last: {failure.message}")
+    raise AssertionError("unreachable")
+
+
+def _checked(task: MeasureTask, options: MeasureOptions):
+    """The first exchange of a measurement: the state after the check steps."""
+    def first(child: _Child) -> np.ndarray:
+        child.send(f"check 0.0 {task.h!r} {options.check_steps}")
+        return np.frombuffer(child.read(8 * task.n), dtype=np.float64)
+    return first
 
 
 def _timed(base: dict, samples: list[float], steps: int, **fields) -> Measurement:
@@ -286,7 +316,7 @@ def retime_interleaved(tasks: list[MeasureTask], options: MeasureOptions = Measu
     interval is within the ci target or the budget of all of them is spent; a child that fails is
     a status. Named hosts: every task's ranks across them."""
     tasks = [replace(task, hosts=tuple(hosts)) for task in tasks] if hosts else tasks
-    children, results = {}, {}
+    children, results, steps = {}, {}, {}
 
     def failed(task, status, message):
         results[task] = Measurement(**_provenance(task, options), status=status, message=message)
@@ -300,14 +330,13 @@ def retime_interleaved(tasks: list[MeasureTask], options: MeasureOptions = Measu
             if not runner.ok or not library.ok:
                 failed(task, "compile_error", library.message or runner.message)
                 continue
-            children[task] = _Child(str(runner.path), str(library.path), task,
-                                    options.timeout_s)
-        steps, samples = {}, {task: [] for task in children}
-        for task, child in list(children.items()):
-            try:
-                steps[task] = _calibrate(child, task, options)
-            except _ChildFailed as failure:
+            child, calls, failure = _started(str(runner.path), str(library.path), task,
+                                             options, lambda c, t=task: _calibrate(c, t, options))
+            if failure is not None:
                 failed(task, failure.status, failure.message)
+                continue
+            children[task], steps[task] = child, calls
+        samples = {task: [] for task in children}
         started, rounds = time.monotonic(), 0
         while children and rounds < options.max_repetitions:
             for task, child in list(children.items()):

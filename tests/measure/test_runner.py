@@ -82,3 +82,49 @@ def test_n_fixed_at_generation(tmp_path):
     result = measure_configuration(scenario, Configuration(method, ivp, 200, 1), variants, QUICK)[0]
     assert result.status == "ok"
     assert "#define HT_FIXED_N 200L" in Path(result.source).read_text()
+
+
+class _FlakyStart:
+    """A fake runner process: the step launcher's intermittent failure to start MPI (Slurm's
+    PMI2 plugin rejecting mpich's address card) cannot be produced on demand, so this child fails
+    its first exchange with mpich's message the first `failing` times it is started."""
+    started = 0
+
+    def __init__(self, failing: int, message: str):
+        self.failing, self.message = failing, message
+
+    def __call__(self, runner, library, task, timeout_s):
+        _FlakyStart.started += 1
+        return self
+
+    def close(self):
+        pass
+
+
+@pytest.mark.parametrize("failing, hosts, message, started, ok", [
+    (2, ("n1", "n2"), "Fatal error in internal_Init_thread: MPI_Init_thread(argc=0x7f) failed",
+     3, True),
+    (3, ("n1", "n2"), "Fatal error in internal_Init_thread: MPI_Init_thread(argc=0x7f) failed",
+     3, False),
+    (1, (), "Fatal error in internal_Init_thread: MPI_Init_thread(argc=0x7f) failed", 1, False),
+    (1, ("n1", "n2"), "exited with status 11: segmentation fault", 1, False),
+])
+def test_a_step_whose_mpi_start_failed_is_started_again_and_a_variants_crash_is_not(
+        monkeypatch, failing, hosts, message, started, ok):
+    from hybridtune.measure import runner
+    fake = _FlakyStart(failing, message)
+    _FlakyStart.started = 0
+    monkeypatch.setattr(runner, "_Child", fake)
+
+    def first(child):
+        if _FlakyStart.started <= child.failing:
+            raise runner._ChildFailed("crash", child.message)
+        return "answer"
+
+    task = MeasureTask(generated=None, method="m", ivp="i", n=8, threads=1, h=0.1,
+                       reference=np.zeros(8), hosts=hosts)
+    child, answer, failure = runner._started("runner", "library", task, MeasureOptions(), first)
+    assert _FlakyStart.started == started
+    assert (answer == "answer") == ok and (failure is None) == ok
+    if not ok and started == runner.LAUNCH_ATTEMPTS:
+        assert failure.message.startswith("MPI did not start in 3 attempts")
