@@ -7,8 +7,9 @@ thread and 1 rank x 2 threads, and a pool measured in each layout, one layout af
 variant, so that drift falls on the three alike: per skeleton form the variants that use every
 kernel variant (--pool sample, the default) or every variant (--pool all, about an hour per IVP).
 Part 3, corrections: the gp correction model, each IVP left out in turn, trained on the other IVPs'
-measurements of every layout and of one rank alone. Writes data/bench/comm.json and the variants'
-store data/bench/comm-variants.h5.
+measurements of every layout and of one rank alone (--corrections-only: this part alone, on the
+last run's store). Writes data/bench/comm.json and the variants' store
+data/bench/comm-variants.h5.
 """
 
 from __future__ import annotations
@@ -228,7 +229,18 @@ def main() -> None:
     parser.add_argument("--pool", choices=("sample", "all"), default="sample")
     parser.add_argument("--skip-variants", action="store_true")
     parser.add_argument("--ivps", help="comma-separated IVPs of scenarios/mpi.yaml (default: all)")
+    parser.add_argument("--corrections-only", action="store_true",
+                        help="judge the correction models again on the variants' store of the "
+                        "last run (data/bench/comm-variants.h5), measuring nothing")
     args = parser.parse_args()
+    if args.corrections_only:
+        out = ROOT / "data" / "bench" / "comm.json"
+        report = json.loads(out.read_text())
+        report["corrections"] = corrections(STORE)
+        report["corrections"]["command"] = "jobs/bench_comm.sh --corrections-only"
+        out.write_text(json.dumps(report, indent=1) + "\n")
+        print(f"wrote {out}")
+        return
     generator = random.Random(1)
     started = time.strftime("%Y-%m-%dT%H:%M:%S")
     clock = time.monotonic()

@@ -14,15 +14,28 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 
+SCALE_FLOOR = 1e-3      # a feature's scale is at least this share of its mean's size (or of 1)
+
+
+def floored_scaler(X) -> StandardScaler:
+    """A StandardScaler fitted to X whose scales are at least SCALE_FLOOR x max(|mean|, 1): a
+    feature all but constant in training (every log n within 1%, say) would otherwise put a row
+    just outside that range hundreds of deviations away."""
+    scaler = StandardScaler().fit(X)
+    scaler.scale_ = np.maximum(scaler.scale_, SCALE_FLOOR * np.maximum(np.abs(scaler.mean_), 1.0))
+    return scaler
+
+
 class LinearCorrection(RegressorMixin, BaseEstimator):
-    """Ridge regression on standardised features; its spread is the residuals' standard deviation."""
+    """Ridge regression on standardised features (floored_scaler); its spread is the residuals'
+    standard deviation."""
 
     def __init__(self, alpha: float = 1.0):
         self.alpha = alpha
 
     def fit(self, X, y):
         X, y = validate_data(self, X, y, y_numeric=True)
-        self.scaler_ = StandardScaler().fit(X)
+        self.scaler_ = floored_scaler(X)
         self.ridge_ = Ridge(alpha=self.alpha).fit(self.scaler_.transform(X), y)
         residuals = y - self.ridge_.predict(self.scaler_.transform(X))
         dof = max(len(y) - 1, 1)
@@ -65,7 +78,7 @@ class GPCorrection(RegressorMixin, BaseEstimator):
 
     def fit(self, X, y):
         X, y = validate_data(self, X, y, y_numeric=True)
-        self.scaler_ = StandardScaler().fit(X)
+        self.scaler_ = floored_scaler(X)
         self.y_mean_ = float(np.mean(y))
         self.gp_ = GaussianProcessRegressor(
             self._kernel(), optimizer="fmin_l_bfgs_b" if self.optimize else None,

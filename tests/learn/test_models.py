@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from sklearn.model_selection import cross_val_score
@@ -84,3 +86,16 @@ def test_gp_joint_prediction_matches_the_marginal_one_without_noise():
     marginal, std = model.predict(X[:5], return_std=True)
     np.testing.assert_allclose(mean, marginal)
     np.testing.assert_allclose(np.diag(cov), std ** 2 - model.noise_level_, rtol=1e-6, atol=1e-10)
+
+
+@pytest.mark.parametrize("model", [LinearCorrection(), GPCorrection(random_state=0)])
+def test_a_feature_all_but_constant_in_training_does_not_throw_a_row_just_outside_it_far(model):
+    # the first feature is log n of sizes within 0.01% of each other, the second carries y
+    rng = np.random.default_rng(1)
+    x = rng.uniform(0, 1, 60)
+    X = np.column_stack([np.log(20000 + rng.integers(0, 2, 60)), x])
+    y = 0.5 * x + rng.normal(0, 0.01, 60)
+    model.fit(X, y)
+    near = np.array([[math.log(20164), 0.9]])         # 0.8% above every training size
+    # not the training mean (0.25), which is what a row far from every training row gets
+    assert abs(model.predict(near)[0] - 0.45) < 0.1
