@@ -302,7 +302,7 @@ def _cmd_export(args) -> int:
     folder.mkdir(parents=True, exist_ok=True)
     for file_name, text in files.items():
         _write_atomically(str(folder / file_name), lambda handle, t=text: handle.write(t.encode()))
-    mpi = args.tuned and any(rule.ranks > 1 for rule in table.rules)
+    mpi = args.tuned and table.mpi
     print(f"wrote {', '.join(files)} to {folder} ("
           f"{'tuned' if args.tuned else 'variant ' + args.variant}, {method.name}, {ivp.name}); "
           f"build with make -C {folder}"

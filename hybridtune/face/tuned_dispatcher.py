@@ -85,7 +85,7 @@ def dispatcher(table: DispatchTable, name: str, mpi_variants: frozenset) -> str:
     (mpi.h, the rank count of MPI_COMM_WORLD) where a rule has more than one rank."""
     variants = table.variants
     index = {v: i for i, v in enumerate(variants)}
-    mpi = any(rule.ranks > 1 for rule in table.rules)
+    mpi = table.mpi
     picks = "ranks, n and threads" if mpi else "n and threads"
     out = [f"/* {name}.c: the dispatcher of the tuned solver {name}: picks a variant by "
            f"{picks}. */",

@@ -150,7 +150,7 @@ def tuned_export(scenario, method, ivp, db: str, name: str) -> tuple[dict, Dispa
 def tuned_files(table: DispatchTable, generated: list, name: str) -> dict[str, str]:
     """file name -> text: header, dispatcher, one source per variant, Makefile, table as JSON; a
     table with rules for more than one rank makes an MPI library (mpi.h, mpicc)."""
-    mpi = any(rule.ranks > 1 for rule in table.rules)
+    mpi = table.mpi
     files = {}
     for index, variant in enumerate(generated):
         files[f"{name}_v{index}.c"] = _variant_source(variant, f"{name}_v{index}", name)
@@ -173,7 +173,7 @@ def tuned_files(table: DispatchTable, generated: list, name: str) -> dict[str, s
 def table_lines(table: DispatchTable) -> list[str]:
     """One line per rule, the predicted ones marked; then the notes. Rank counts are named where
     a rule has more than one rank."""
-    mpi = any(rule.ranks > 1 for rule in table.rules)
+    mpi = table.mpi
     lines = []
     for rule in table.rules:
         high = "inf" if rule.n_high is None else str(rule.n_high)

@@ -252,7 +252,8 @@ def _started(runner: str, library: str, task: MeasureTask, options: MeasureOptio
     """The runner started and what first(child) answers (its first exchange), or why not. A step
     across nodes whose MPI start failed (the launcher's doing: the variant runs after MPI_Init) is
     started again, up to LAUNCH_ATTEMPTS times."""
-    for attempt in range(1, LAUNCH_ATTEMPTS + 1):
+    attempt = 1
+    while True:
         child = _Child(runner, library, task, options.timeout_s)
         try:
             return child, first(child), None
@@ -263,7 +264,7 @@ def _started(runner: str, library: str, task: MeasureTask, options: MeasureOptio
             if attempt == LAUNCH_ATTEMPTS:
                 return None, None, _ChildFailed(failure.status, f"MPI did not start in "
                                                 f"{attempt} attempts; the last: {failure.message}")
-    raise AssertionError("unreachable")
+        attempt += 1
 
 
 def _checked(task: MeasureTask, options: MeasureOptions):

@@ -61,6 +61,11 @@ class DispatchTable:
         return tuple(dict.fromkeys(rule.variant for rule in self.rules))
 
     @property
+    def mpi(self) -> bool:
+        """Whether a rule runs on more than one rank (the library then calls MPI)."""
+        return any(rule.ranks > 1 for rule in self.rules)
+
+    @property
     def rank_keys(self) -> tuple:
         return tuple(sorted({rule.ranks for rule in self.rules}))
 
@@ -114,7 +119,7 @@ def measured_times(rows: list[dict], method: str, ivp: str, canonical: dict) -> 
     if len(counts) > 1:
         notes.append(f"measurements of {len(counts)} machines in the store: used hardware "
                      f"{hardware} ({counts[hardware]} ok rows), the one measured most")
-    mine = [{**row, "id": canonical[row["id"]], "ranks": ranks_of(row)} for row in ok
+    mine = [{**row, "id": canonical[row["id"]]} for row in ok
             if row["id"] in canonical and row["hardware_id"] == hardware]
     timed = best_measurements(pd.DataFrame(mine), hardware)
     times: dict = {}
