@@ -4,9 +4,12 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# Extra-P in a venv of its own (it needs numpy < 2 and PySide6): predict/extrap_adapter.py runs it
+EXTRAP_VENV := .venv-extrap
+EXTRAP := $(EXTRAP_VENV)/.installed
 HOST_MACHINE := data/machines/host.yml
 
-.PHONY: tune test install clean probe
+.PHONY: tune test install clean probe extrap
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -18,6 +21,14 @@ $(STAMP): pyproject.toml | $(BIN)/python
 
 install: $(STAMP)
 
+$(EXTRAP):
+	$(PYTHON) -m venv $(EXTRAP_VENV)
+	$(EXTRAP_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(EXTRAP_VENV)/bin/python -m pip install --quiet extrap==4.2.5
+	touch $(EXTRAP)
+
+extrap: $(EXTRAP)
+
 probe: $(STAMP)
 	$(BIN)/hybridtune machine probe -o $(HOST_MACHINE)
 
@@ -27,8 +38,8 @@ $(HOST_MACHINE): | $(STAMP)
 tune: $(STAMP) | $(HOST_MACHINE)
 	$(BIN)/hybridtune tune scenarios/default.yaml
 
-test: $(STAMP)
+test: $(STAMP) $(EXTRAP)
 	$(BIN)/python -m pytest tests
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) $(EXTRAP_VENV) build *.egg-info

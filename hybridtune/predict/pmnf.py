@@ -29,12 +29,15 @@ class Term:
         return np.power(x, float(self.i)) * np.power(np.log2(x), self.j)
 
     def text(self, parameter: str) -> str:
-        parts = []
-        if self.i:
-            exponent = str(self.i) if self.i.denominator == 1 else f"({self.i})"
-            parts.append(parameter if self.i == 1 else f"{parameter}^{exponent}")
+        """'p^(1/2) * log2(p)', 'p^-1', 'log2(p)^2': an exponent 1 left out, a fraction in
+        parentheses; the names PMNFModel.leading and the Extra-P adapter compare."""
+        def power(base: str, exponent) -> str:
+            exponent = Fraction(exponent)
+            shown = str(exponent) if exponent.denominator == 1 else f"({exponent})"
+            return base if exponent == 1 else f"{base}^{shown}"
+        parts = [power(parameter, self.i)] if self.i else []
         if self.j:
-            parts.append(f"log2({parameter})" + (f"^{self.j}" if self.j > 1 else ""))
+            parts.append(power(f"log2({parameter})", self.j))   # Extra-P's negative j too
         return " * ".join(parts)
 
 
