@@ -34,14 +34,14 @@ def configurations(scenario: Scenario, n: int | None, threads: list[int] | None,
                         yield Configuration(method, ivp, size, t, p)
 
 
-def layout_problem(skeleton: Skeleton, config: Configuration) -> str:
+def layout_problem(skeleton: Skeleton, config: Configuration, halo: int) -> str:
     """Why a variant of this skeleton does not run in this configuration's layout ('' where it
     does): an OpenMP skeleton on more than one rank, a neighbour exchange whose halo (the IVP's
-    cyclic access distance at n) is wider than the smallest rank's block."""
+    cyclic access distance at n, `halo`) is wider than the smallest rank's block."""
     if config.ranks > 1 and not skeleton.is_mpi:
         return f"skeleton {skeleton.name} runs on one rank (it has no MPI exchange)"
     if config.ranks > 1 and "mpi_neighbour_exchange" in skeleton.exchange_kinds():
-        halo, block = config.ivp.halo(config.n), config.n // config.ranks
+        block = config.n // config.ranks
         if halo > block:
             return (f"IVP {config.ivp.name} reads {halo} components to each side at n = "
                     f"{config.n}, more than a rank's block of {block}: no neighbour exchange")
@@ -56,9 +56,10 @@ def runnable(skeletons: dict, config: Configuration, variants: list) -> tuple[li
         raise RequestError(f"{config.ranks} ranks for IVP {config.ivp.name} at n = {config.n}: "
                            "more ranks than components")
     kept, notes = [], {}
+    halo = config.ivp.halo(config.n) if config.ranks > 1 else 0
     for variant in variants:
         skeleton = skeletons[variant.skeleton]
-        problem = layout_problem(skeleton, config)
+        problem = layout_problem(skeleton, config, halo)
         if not problem:
             kept.append(variant)
         elif skeleton.is_mpi and not skeleton.derived and config.ranks > 1 \

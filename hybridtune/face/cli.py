@@ -12,6 +12,7 @@ from pathlib import Path
 
 from hybridtune import __version__
 from hybridtune.face.cli_measure import cmd_measure
+from hybridtune.face.cli_scaling import add_predict_arguments as add_scaling_arguments
 from hybridtune.face.cli_tuning import cmd_machine, cmd_predict
 from hybridtune.errors import HybridtuneError
 from hybridtune.face.cli_store import add_arguments as add_store_arguments
@@ -102,6 +103,7 @@ def _parser() -> argparse.ArgumentParser:
     predict.add_argument("--json", action="store_true", help="print a JSON list of rankings")
     predict.add_argument("--corrected", action="store_true", help="order by the corrected time "
                          "of the store's trained model, with its 95%% interval (needs train)")
+    add_scaling_arguments(predict)
 
     tune = sub.add_parser("tune", help="the main job: predict, shortlist, measure the shortlist")
     tune.add_argument("scenario", nargs="?", default=None,

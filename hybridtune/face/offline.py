@@ -108,7 +108,8 @@ def ranking_digest(machine_sha: str, rows: list[dict]) -> str:
 def predict_scenario(scenario: Scenario, n: int | None = None, threads: list[int] | None = None,
                      store=None, workers: int | None = None, on_loop=None, on_analyses=None,
                      dry_run: bool = False, executor=None,
-                     ranks: list[int] | None = None) -> OfflineResult:
+                     ranks: list[int] | None = None, communication: tuple | None = None,
+                     keep_rankings: bool = True, ranks_per_domain: int = 1) -> OfflineResult:
     """Rank the scenario's pool for every configuration; kernel analyses come from the store
     where it has them, the rest run in parallel and are stored as each finishes.
 
@@ -116,11 +117,15 @@ def predict_scenario(scenario: Scenario, n: int | None = None, threads: list[int
     one done. A dry run analyses and measures nothing and writes nothing (store may be a reader):
     variants of loops without a stored prediction are then not ranked, and `missing` counts the
     analyses that would have run. executor (default: a process pool of `workers`) runs the
-    analyses, for instance spread over the nodes of a job."""
+    analyses, for instance spread over the nodes of a job. communication: (CommunicationModels,
+    note) to use instead of this machine's (a platform's, predict/platform_models.py); rankings
+    are then kept out of the store with keep_rankings False. ranks_per_domain: the ranks that
+    share one NUMA domain's cores and memory bandwidth, each computing on its own block."""
     machine = scenario.machine
     versions = kerncraft_adapter.versions()
     configs = list(configurations(scenario, n, threads, ranks))
-    models, note = communication_models(scenario, configs, store, measure=not dry_run)
+    models, note = communication or communication_models(scenario, configs, store,
+                                                         measure=not dry_run)
     writer = None if dry_run else store
     missing = 0
     rankings, failed, loops, analyses = [], {}, 0, 0
@@ -167,7 +172,9 @@ def predict_scenario(scenario: Scenario, n: int | None = None, threads: list[int
                 for s in scenario.skeletons}
         for config in (c for c in configs if c.method is method):
             block = math.ceil(config.n / config.ranks)     # the largest rank's components
-            steps = {name: step_level(sum(count.values()), machine, block, config.threads)
+            # the ranks of a domain compute at once: as its cores on all their blocks together
+            domain_block, cores = block * ranks_per_domain, config.threads * ranks_per_domain
+            steps = {name: step_level(sum(count.values()), machine, domain_block, cores)
                      for name, count in rows.items()}
             breakdowns: dict = {}
             for level in set(steps.values()):
@@ -176,7 +183,7 @@ def predict_scenario(scenario: Scenario, n: int | None = None, threads: list[int
                         continue
                     form_jobs = [jobs[key] for key in form_keys[(template, variant, ivp_name)]]
                     breakdowns.setdefault(level, {})[(template, variant)] = kernel_breakdown(
-                        form, form_jobs, known, machine, block, config.threads, level)
+                        form, form_jobs, known, machine, domain_block, cores, level)
             variants, _ = runnable(skeletons, config, list(pool.variants))
             halo = config.ivp.halo(config.n) if config.ranks > 1 else 0
             communication = {name: step_communication(skeleton, method.corrector_steps,
@@ -190,7 +197,7 @@ def predict_scenario(scenario: Scenario, n: int | None = None, threads: list[int
                            for v in variants]
             ranking = ranked(predictions)
             rankings.append(Ranking(config, tuple(ranking)))
-            if writer is not None:
+            if writer is not None and keep_rankings:
                 features = ranking_features(
                     ranking, method, machine,
                     {name: ELEMENT_BYTES * sum(count.values()) * block
