@@ -12,6 +12,7 @@ from pathlib import Path
 
 from hybridtune import __version__
 from hybridtune.face.cli_measure import cmd_measure
+from hybridtune.face.cli_scaling import add_plan_arguments, cmd_plan
 from hybridtune.face.cli_scaling import add_predict_arguments as add_scaling_arguments
 from hybridtune.face.cli_tuning import cmd_machine, cmd_predict
 from hybridtune.errors import HybridtuneError
@@ -124,6 +125,7 @@ def _parser() -> argparse.ArgumentParser:
     add_store_arguments(sub, _Parser)
     add_learn_arguments(sub)
     add_report_arguments(sub)
+    add_plan_arguments(sub)
 
     method = sub.add_parser("method", help="write a collocation method's description file")
     method.add_argument("family", help="gauss, radauIA, radauIIA or lobattoIIIC")
@@ -332,7 +334,7 @@ COMMANDS = {"check": _cmd_check, "variants": _cmd_variants, "solve": _cmd_solve,
             "measure": cmd_measure, "export": _cmd_export,
             "predict": cmd_predict, "machine": cmd_machine, "store": cmd_store,
             "train": cmd_train, "evaluate": cmd_evaluate,
-            "method": _cmd_method, "report": cmd_report}
+            "method": _cmd_method, "report": cmd_report, "plan": cmd_plan}
 
 
 def _report(error: Exception) -> int:

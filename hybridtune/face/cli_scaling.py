@@ -56,3 +56,83 @@ def cmd_scaling(args) -> int:
     print(f"machine {scenario.machine.name} ({scenario.machine_note}); {note}",
           file=sys.stderr if args.json else sys.stdout)
     return 0
+
+
+def add_plan_arguments(sub) -> None:
+    plan = sub.add_parser("plan", help="which variant, ranks, threads and nodes for a job: the "
+                          "fastest layout up to --nodes-max nodes (or the fastest at an efficiency)")
+    plan.add_argument("scenario")
+    plan.add_argument("--nodes-max", type=int, required=True, metavar="N")
+    plan.add_argument("--efficiency", type=float, metavar="E", help="the fastest layout whose "
+                      "parallel efficiency over the nodes is at least E (0 < E <= 1)")
+    plan.add_argument("--platform", metavar="FILE", help="a SimGrid platform file whose links "
+                      "price the exchanges (default: this machine's fitted exchanges)")
+    plan.add_argument("-n", type=int, help="one size instead of the scenario's")
+    plan.add_argument("--workers", type=int, help="parallel kerncraft analyses (default: cores)")
+    plan.add_argument("--json", action="store_true")
+    plan.add_argument("--db", metavar="FILE", help="the store (default: data/store/hybridtune.h5)")
+
+
+def _option_json(option) -> dict:
+    layout = option.layout
+    return {"nodes": layout.nodes, "ranks": layout.ranks, "threads": layout.threads,
+            "ranks_per_domain": layout.ranks_per_domain, "variant": option.variant,
+            "seconds": option.seconds, "comm_s": option.comm_s, "efficiency": option.efficiency,
+            "node_seconds_per_step": option.node_seconds}
+
+
+def plan_json(plan) -> dict:
+    return {"method": plan.method, "ivp": plan.ivp, "n": plan.n,
+            "choice": {**_option_json(plan.choice), "low_s": plan.interval.low,
+                       "high_s": plan.interval.high},
+            "options": [_option_json(o) for o in plan.options], "note": plan.note}
+
+
+def plan_lines(plan) -> list[str]:
+    c, i = plan.choice, plan.interval
+    lines = [f"{plan.method} {plan.ivp} n={plan.n}: the fastest variant of each layout",
+             f"  {'nodes':>5}  {'ranks':>6}  {'threads':>7}  {'s/step':>10}  {'efficiency':>10}  "
+             f"{'node-s/step':>11}  variant"]
+    for o in plan.options:
+        mark = "*" if o == c else " "
+        lines.append(f"{mark} {o.layout.nodes:>5}  {o.layout.ranks:>6}  {o.layout.threads:>7}  "
+                     f"{o.seconds:>10.3e}  {o.efficiency:>10.0%}  "
+                     f"{o.node_seconds:>11.3e}  {o.variant}")
+    lines.append(f"  chosen: {c.variant} on {c.layout.nodes} node(s), {c.layout.ranks} ranks x "
+                 f"{c.layout.threads} thread(s): {c.seconds:.3e} s/step (95%: {i.low:.3e} to "
+                 f"{i.high:.3e}), efficiency {c.efficiency:.0%}")
+    return lines
+
+
+def cmd_plan(args) -> int:
+    from hybridtune.describe.loader import load
+    from hybridtune.describe.platform import load_platform
+    from hybridtune.face.cli_tuning import open_store
+    from hybridtune.face.plan import plan_job
+    from hybridtune.predict.kerncraft_adapter import check_compiler
+    if args.nodes_max < 1:
+        raise RequestError(f"--nodes-max {args.nodes_max}: expected a node count of at least 1")
+    if args.efficiency is not None and not 0 < args.efficiency <= 1:
+        raise RequestError(f"--efficiency {args.efficiency}: expected a fraction in (0, 1]")
+    if args.n is not None and args.n < 1:
+        raise RequestError(f"-n: expected a size >= 1, got {args.n}")
+    scenario = load(args.scenario, "scenario")
+    if not any(s.is_mpi for s in scenario.skeletons):
+        raise RequestError(f"plan: scenario {scenario.name} ({scenario.path}) has no MPI "
+                           "skeleton (A-mpi ... H-mpi), and only those run on more than one rank")
+    if args.platform:
+        load_platform(args.platform).check_ranks(args.nodes_max)      # refused before any write
+    check_compiler(scenario.machine)
+    with open_store(args.db, scenario, "plan") as store:
+        plans = plan_job(scenario, args.nodes_max, store, args.platform, args.n,
+                         args.efficiency, args.workers)
+    if args.json:
+        print(json.dumps({"platform": args.platform, "machine": scenario.machine.name,
+                          "efficiency": args.efficiency, "plans": [plan_json(p) for p in plans]},
+                         indent=1))
+    else:
+        for plan in plans:
+            print("\n".join(plan_lines(plan)))
+        if plans:
+            print(plans[0].note)
+    return 0

@@ -1,0 +1,87 @@
+"""A job's plan: every layout of nodes, ranks and threads that fills the nodes' cores, the fastest variant in each, and the choice (fastest, or fastest at a parallel efficiency), with an interval."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from hybridtune.errors import HybridtuneError
+from hybridtune.predict.scaling import rank_counts
+
+Z95 = 1.96
+
+
+@dataclass(frozen=True)
+class Layout:
+    """nodes x domains a node x ranks a domain, each rank with `threads` threads."""
+    nodes: int
+    ranks: int
+    threads: int
+    ranks_per_domain: int
+
+
+def layouts(nodes_max: int, domains: int, cores_per_domain: int) -> list[Layout]:
+    """Node counts 1, 2, 4, ... nodes_max; in each, every split of a NUMA domain's cores into
+    ranks of a power-of-two thread count (and one rank of all its cores)."""
+    if nodes_max < 1:
+        raise HybridtuneError(f"--nodes-max {nodes_max}: expected a node count of at least 1")
+    threads = sorted({2 ** k for k in range(int(math.log2(cores_per_domain)) + 1)
+                      if cores_per_domain % 2 ** k == 0} | {cores_per_domain})
+    return [Layout(nodes, nodes * domains * (cores_per_domain // t), t, cores_per_domain // t)
+            for nodes in rank_counts(nodes_max) for t in threads]
+
+
+@dataclass(frozen=True)
+class PlanOption:
+    """The fastest variant of one layout."""
+    layout: Layout
+    variant: str
+    seconds: float
+    comm_s: float
+    efficiency: float = 1.0       # the best one-node time over nodes x this time
+
+    @property
+    def node_seconds(self) -> float:
+        return self.layout.nodes * self.seconds
+
+
+def with_efficiency(options: list[PlanOption]) -> list[PlanOption]:
+    """Each option's parallel efficiency over the nodes against the fastest one-node option."""
+    ones = [o.seconds for o in options if o.layout.nodes == 1]
+    if not ones:
+        raise HybridtuneError("a plan needs a one-node layout to measure efficiency against")
+    one = min(ones)
+    return [PlanOption(o.layout, o.variant, o.seconds, o.comm_s,
+                       one / (o.layout.nodes * o.seconds)) for o in options]
+
+
+def choose(options: list[PlanOption], efficiency: float | None = None) -> PlanOption:
+    """The fastest option; with an efficiency, the fastest whose efficiency reaches it (the
+    fewest node-hours among equally fast ones)."""
+    if efficiency is not None and not 0 < efficiency <= 1:
+        raise HybridtuneError(f"--efficiency {efficiency}: expected a fraction in (0, 1]")
+    kept = [o for o in options if efficiency is None or o.efficiency >= efficiency]
+    if not kept:
+        best = max(options, key=lambda o: o.efficiency)
+        raise HybridtuneError(f"no layout reaches a parallel efficiency of {efficiency:.0%}; the "
+                              f"highest is {best.efficiency:.0%} on {best.layout.nodes} nodes")
+    return min(kept, key=lambda o: (o.seconds, o.node_seconds, o.layout.nodes))
+
+
+@dataclass(frozen=True)
+class Interval:
+    """seconds within [low, high] at 95%: the computation's relative spread (the offline model
+    against this store's measurements) and the communication's (its fits' held-out errors),
+    independent."""
+    seconds: float
+    low: float
+    high: float
+    compute_rel: float
+    comm_rel: float
+
+
+def interval(option: PlanOption, compute_rel: float, comm_rel: float) -> Interval:
+    compute = option.seconds - option.comm_s
+    sigma = math.hypot(compute_rel * compute, comm_rel * option.comm_s)
+    return Interval(option.seconds, max(option.seconds - Z95 * sigma, 0.0),
+                    option.seconds + Z95 * sigma, compute_rel, comm_rel)
