@@ -7,6 +7,7 @@ import re
 import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass
 from pathlib import Path
+from xml.parsers import expat
 
 from hybridtune.errors import HybridtuneError
 
@@ -149,18 +150,35 @@ def load_platform(path: str | Path) -> Platform:
     if topology not in ("FLAT", "FAT_TREE"):
         raise PlatformError(f"{where}: topology {topology!r}; the analytic model knows FLAT and "
                             "FAT_TREE")
-    if topology == "FAT_TREE" and not re.match(r"^\d+;", attributes.get("topo_parameters", "")):
+    parameters = attributes.get("topo_parameters", "")
+    if topology == "FAT_TREE" and not re.match(r"^[1-9]\d*;", parameters):   # at least 1 level
         raise PlatformError(f"{where}: a FAT_TREE needs topo_parameters 'levels;down;up;links'")
     return Platform(
         str(path), attributes["id"], hosts, speed_flops(attributes["speed"], where),
         latency_s(attributes["lat"], where), bandwidth_bytes_per_s(attributes["bw"], where),
         latency_s(attributes["bb_lat"], where) if "bb_lat" in attributes else 0.0,
         bandwidth_bytes_per_s(attributes["bb_bw"], where) if "bb_bw" in attributes else math.inf,
-        topology, attributes.get("topo_parameters", ""), int(attributes.get("core", "1")))
+        topology, parameters, _cores(attributes.get("core", "1"), where))
+
+
+def _cores(text: str, where: str) -> int:
+    """A cluster's core count per host: a whole number of at least 1."""
+    if not text.strip().isdigit() or int(text) < 1:
+        raise PlatformError(f"{where}: core {text!r} is not a core count such as 40")
+    return int(text)
 
 
 def _cluster_line(text: str) -> int:
-    for number, line in enumerate(text.splitlines(), start=1):
-        if "<cluster" in line:
-            return number
-    return 0
+    """The line of the first <cluster> element (not of a comment or text that names one)."""
+    parser = expat.ParserCreate()
+    lines: list[int] = []
+
+    def start(name, _attributes) -> None:
+        if name == "cluster" and not lines:
+            lines.append(parser.CurrentLineNumber)
+    parser.StartElementHandler = start
+    try:
+        parser.Parse(text, True)
+    except expat.ExpatError:
+        pass                        # ElementTree read the file already: not reached
+    return lines[0] if lines else 0
