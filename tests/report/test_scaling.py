@@ -1,0 +1,99 @@
+"""A scaling study as text: the best variant at each rank count with its speedup, efficiency and share of communication, the crossover sentences and the fitted laws."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from hybridtune.predict.scaling import scaling_study
+from hybridtune.predict.variants import VariantPrediction
+from hybridtune.report.scaling import crossover_text, study_lines
+
+N = 1000
+
+
+def tables(curves: dict) -> dict:
+    """{variant: {P: (seconds, comm, n)}} -> {P: [VariantPrediction]}."""
+    out: dict = {}
+    for variant, points in curves.items():
+        for p, (seconds, comm, n) in points.items():
+            out.setdefault(p, []).append(VariantPrediction(
+                variant, variant.split("_")[0], "radauIIA7", "Lorenz96", n, 1, "ok", seconds,
+                comm, ranks=p))
+    return out
+
+
+# A gathers (fastest on 1 and 2 ranks, communication overtaking at 8), F scales perfectly and is
+# fastest from 4 ranks on; on the weak curve A stays fastest
+STRONG = {"A-mpi_x": {1: (8.0, 0.0, N), 2: (4.5, 0.5, N), 4: (2.6, 0.6, N), 8: (2.0, 1.1, N)},
+          "F-mpi-nx_y": {1: (10.0, 0.0, N), 2: (5.0, 0.0, N), 4: (2.5, 0.0, N),
+                         8: (1.25, 0.0, N)}}
+WEAK = {"A-mpi_x": {1: (8.0, 0.0, N), 2: (8.5, 0.5, 2 * N), 4: (9.0, 1.0, 4 * N),
+                    8: (9.5, 1.5, 8 * N)},
+        "F-mpi-nx_y": {p: (10.0, 0.0, p * N) for p in (1, 2, 4, 8)}}
+
+
+@pytest.fixture
+def lines():
+    return study_lines(scaling_study("radauIIA7", "Lorenz96", N, tables(STRONG), tables(WEAK)))
+
+
+def row(lines: list[str], start: int, ranks: int) -> list[str]:
+    """The fields of the table row of `ranks` ranks after line `start`."""
+    for line in lines[start:]:
+        fields = line.split()
+        if fields and fields[0] == str(ranks):
+            return fields
+    raise AssertionError(f"no row of {ranks} ranks after line {start}: {lines}")
+
+
+def test_the_strong_table_names_the_best_variant_at_each_rank_count(lines):
+    assert lines[0] == ("radauIIA7 Lorenz96 n=1000, one thread per rank: strong scaling "
+                        "(fixed n), 2 variants")
+    assert lines[1].split() == ["ranks", "n", "s/step", "speedup", "efficiency", "comm",
+                                "best", "variant"]
+    # speedups over the fastest variant on one rank (A, 8 s)
+    assert row(lines, 2, 1) == ["1", "1000", "8.000e+00", "1.00x", "100.0%", "0%", "A-mpi_x"]
+    assert row(lines, 2, 2) == ["2", "1000", "4.500e+00", "1.78x", "88.9%", "11%", "A-mpi_x"]
+    assert row(lines, 2, 4) == ["4", "1000", "2.500e+00", "3.20x", "80.0%", "0%", "F-mpi-nx_y"]
+    assert row(lines, 2, 8) == ["8", "1000", "1.250e+00", "6.40x", "80.0%", "0%", "F-mpi-nx_y"]
+
+
+def test_the_weak_table_grows_n_with_the_ranks(lines):
+    start = next(i for i, line in enumerate(lines) if "weak scaling" in line)
+    assert lines[start] == ("radauIIA7 Lorenz96 n=1000, one thread per rank: weak scaling "
+                            "(n/P = 1000)")
+    assert "weak eff." in lines[start + 1]
+    assert row(lines, start, 1) == ["1", "1000", "8.000e+00", "1.00x", "100.0%", "0%", "A-mpi_x"]
+    assert row(lines, start, 2) == ["2", "2000", "8.500e+00", "1.88x", "94.1%", "6%", "A-mpi_x"]
+    assert row(lines, start, 8) == ["8", "8000", "9.500e+00", "6.74x", "84.2%", "16%", "A-mpi_x"]
+    assert start == len(lines) - 6
+
+
+def test_the_crossover_sentences_and_laws_of_the_first_and_last_best_variants(lines):
+    assert "  communication overtakes computation at 8 ranks for A-mpi_x" in lines
+    assert "  communication stays below computation up to 8 ranks for F-mpi-nx_y" in lines
+    amdahl = [line.strip() for line in lines if line.strip().startswith("Amdahl")]
+    gustafson = [line.strip() for line in lines if line.strip().startswith("Gustafson (weak)")]
+    assert len(amdahl) == len(gustafson) == 2
+    assert re.fullmatch(r"Amdahl: serial fraction 0\.\d{4}, speedup at most \d+x \(curve fitted "
+                        r"within \d+\.\d% rms\)", amdahl[0])
+    assert amdahl[1] == "Amdahl: serial fraction 0.0000 (curve fitted within 0.0% rms)"
+    assert gustafson[1] == "Gustafson (weak): serial fraction 0.0000 (curve fitted within 0.0% rms)"
+    index = lines.index("  communication overtakes computation at 8 ranks for A-mpi_x")
+    assert lines[index + 1].strip() == amdahl[0] and lines[index + 2].strip() == gustafson[0]
+
+
+def test_one_variant_best_everywhere_is_described_once_and_short_curves_have_no_laws():
+    curve = {"F-mpi_z": {1: (2.0, 0.0, N), 2: (1.5, 0.9, N)}}
+    weak = {"F-mpi_z": {1: (2.0, 0.0, N), 2: (3.0, 0.9, 2 * N)}}
+    study = scaling_study("radauIIA7", "Lorenz96", N, tables(curve), tables(weak))
+    lines = study_lines(study)
+    assert "strong scaling (fixed n), 1 variant" in lines[0]
+    assert [line for line in lines if "communication" in line] == [
+        "  communication overtakes computation at 2 ranks for F-mpi_z"]
+    assert "    Amdahl: needs 2 rank counts above 1" in lines
+    assert "    Gustafson (weak): needs 2 rank counts above 1" in lines
+    assert row(lines, 2, 2)[3:6] == ["1.33x", "66.7%", "60%"]
+    assert crossover_text(study.variants[0], study.ranks) == lines[4]
