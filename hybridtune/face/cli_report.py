@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
@@ -24,6 +25,10 @@ def add_arguments(sub) -> None:
     report.add_argument("-o", "--output", required=True, metavar="DIR",
                         help="folder for index.html and the plots (new, empty, or holding a "
                              "previous report, which is replaced)")
+    report.add_argument("--scaling", action="append", default=[], metavar="JSON",
+                        help="scaling curves to draw beside the store's measurements: the "
+                             "output of `predict --scaling --json` or data/bench/scaling.json "
+                             "(repeatable)")
 
 
 def check_output(output: str) -> Path:
@@ -49,6 +54,32 @@ def _hardware(measurements) -> list:
                     "vendor": facts.get("vendor", ""), "caches": facts.get("caches", []),
                     "measurements": len(group)})
     return out
+
+
+def read_scaling(paths: list[str]) -> list[dict]:
+    """The --scaling JSON documents, each refused with its file named where it does not read."""
+    documents = []
+    for path in paths:
+        try:
+            document = json.loads(Path(path).read_text())
+        except (OSError, ValueError) as exc:
+            raise RequestError(f"--scaling {path}: expected the JSON of `predict --scaling "
+                               f"--json` or of jobs/bench_scaling.py ({exc})") from None
+        if not isinstance(document, dict) or not ("studies" in document
+                                                   or "platforms" in document):
+            raise RequestError(f"--scaling {path}: expected a JSON object with 'studies' "
+                               "(predict --scaling --json) or 'platforms' (bench_scaling)")
+        documents.append(document)
+    return documents
+
+
+def scaling_plots(documents: list[dict], measurements) -> list:
+    from hybridtune.report.scaling_plots import scaling_inputs, scaling_plot
+    studies, simulated = scaling_inputs(documents)
+    if not studies and not simulated:
+        return []
+    ok = measurements[measurements["status"] == "ok"] if not measurements.empty else measurements
+    return [scaling_plot(studies, simulated, ok)]
 
 
 def build(frames: dict) -> dict:
@@ -168,8 +199,10 @@ def _umask() -> int:
 def cmd_report(args) -> int:
     from hybridtune.report.html import page
     folder = check_output(args.output)
+    documents = read_scaling(args.scaling)
     frames = read_frames(args.db, ("runs", "measurements", "variant_predictions"))
     content = build(frames)
+    content["plots"] += scaling_plots(documents, frames["measurements"])
     runs = frames["runs"][["command", "host", "started_at"]].to_dict("records")
     text = page(args.db, runs, content["hardware"], content["counts"], content["evaluation"],
                 content["why"], content["plots"], content["missing"], content["notes"],

@@ -13,10 +13,11 @@ from hybridtune.predict.scaling import rank_counts, scaling_study
 
 
 def communication(scenario, ranks: list[int], store, platform_path: str | None = None,
-                  measure: bool = True) -> tuple:
+                  measure: bool = True, threads: bool = False) -> tuple:
     """(CommunicationModels, note): the platform's links where a platform file is given (its
-    hosts at least the largest rank count), else this machine's fits carried to p ranks; the
-    barrier of a rank's threads is this machine's either way."""
+    hosts at least the largest rank count), else this machine's fits carried to p ranks. With
+    threads, a platform's ranks meet at this machine's barrier of their threads; without, a rank
+    runs one thread (as SMPI simulates it) and its barriers cost nothing."""
     first = scenario.ivps[0]
     configs = [Configuration(scenario.methods[0], first, first.sizes.next_valid(1), 1, max(ranks))]
     models, note = communication_models(scenario, configs, store, measure)
@@ -25,7 +26,7 @@ def communication(scenario, ranks: list[int], store, platform_path: str | None =
     platform = load_platform(platform_path)
     platform.check_ranks(max(ranks))
     far, near = platform.route(), platform.route(neighbours=True)
-    return (platform_models(platform, models.omp_barrier),
+    return (platform_models(platform, models.omp_barrier if threads else None),
             f"exchanges on platform {platform.path} ({len(platform.hosts)} hosts, "
             f"{platform.topology}): {far[0] * 1e6:.2f} us and {far[1] / 1e9:.2f} GB/s between "
             f"the furthest hosts, {near[0] * 1e6:.2f} us between neighbours; one rank per host")

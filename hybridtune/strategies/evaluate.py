@@ -215,8 +215,10 @@ def evaluate(rows: Rows, stop: float = HYBRID_STOP, max_rows: int = 2000,
                                 "gp_std_log": float(spread[position])})
         whole = {p.key for p in pools if p.key[1] != ivp}
         trained = train.measured
-        best_variant = _best_variant(trained[[tuple(k) in whole for k in
-                                              trained[list(CONFIG)].itertuples(index=False)]])
+        in_whole = trained[[tuple(k) in whole for k in
+                            trained[list(CONFIG)].itertuples(index=False)]]
+        # without a whole pool of another IVP, the best over what the others measured
+        best_variant = _best_variant(in_whole if not in_whole.empty else trained)
         mine = sorted((p for p in pools if p.key[1] == ivp), key=lambda p: p.key)
         hybrids: dict = {}
         calibration_here = calibrated([p.frame for p in pools if p.key[1] != ivp]) if bare \
