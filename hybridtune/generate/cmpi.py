@@ -48,6 +48,21 @@ def preamble(neighbour: bool, halo: int | None) -> list[str]:
     return lines
 
 
+def injection(sites: int) -> list[str]:
+    """HT_COMPUTE(k), written before call site k of ht_step, and HT_ALLOC of the buffers: natively
+    nothing and ht_alloc. Built for SimGrid's SMPI with -DHT_INJECT -DHT_COMPUTE_S=s0,s1,...
+    (smpicc), call site k does not run and ht_compute_s[k] seconds of computation are simulated in
+    its place, and the buffers fold onto memory shared by all simulated ranks (never first-touched:
+    their values are garbage, so such a build is timed, never verified)."""
+    return ["#ifdef HT_INJECT", "#include <smpi/smpi.h>",
+            "static const double ht_compute_s[] = { HT_COMPUTE_S };",
+            f"_Static_assert(sizeof ht_compute_s / sizeof ht_compute_s[0] == {sites},",
+            f'               "HT_COMPUTE_S needs {sites} numbers: the seconds of each call site of ht_step");',
+            "#define HT_COMPUTE(k) SMPI_SAMPLE_DELAY(ht_compute_s[k])",
+            "#define HT_ALLOC(count) ((double *)SMPI_SHARED_MALLOC((size_t)(count) * sizeof(double)))",
+            "#else", "#define HT_COMPUTE(k)", "#define HT_ALLOC(count) ht_alloc(count)", "#endif"]
+
+
 def exchange_functions(neighbour: bool) -> list[str]:
     return [ALLGATHER, NEIGHBOUR] if neighbour else [ALLGATHER]
 

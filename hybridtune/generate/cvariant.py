@@ -28,6 +28,8 @@ class GeneratedVariant:
     code: str
     buffers: tuple    # (name, rows): rows = s for [s][n] buffers, 1 for [n]
     mpi: bool = False  # an MPI program's library: built with mpicc, run on ranks by ht_mpi_runner
+    call_templates: tuple = ()  # the kernel template of each %KERNEL call site of ht_step, in code
+    # order: call site k of an MPI variant is HT_COMPUTE(k) (cmpi.injection)
 
 
 def _literal_table(name: str, values) -> str:
@@ -83,7 +85,8 @@ def generate_variant(variant: Variant, skeleton: Skeleton, templates: dict, meth
         f" * skeleton {skeleton.name}: {', '.join(f'{k}={v}' for k, v in variant.kernels)}",
         " * Pragmas: ivdep -> GCC ivdep, unroll N -> GCC unroll N; nounroll_and_jam has no gcc",
         " * meaning and is dropped. */",
-        "#include <math.h>", "#include <omp.h>", *mpi_head, '#include "ht_runtime.h"', n_source,
+        "#include <math.h>", "#include <omp.h>", *mpi_head, '#include "ht_runtime.h"',
+        *(cmpi.injection(len(calls)) if mpi else []), n_source,
         _literal_table("A", method.A), _literal_table("b", method.b), _literal_table("c", method.c),
         "",
         "struct ht_ctx {", "    long n;"] + [f"    double *{b};" for b in buffers] + (
@@ -95,7 +98,8 @@ def generate_variant(variant: Variant, skeleton: Skeleton, templates: dict, meth
 
     lines += _step(skeleton, functions, calls, buffers, m, s, fixed_n)
     lines += _lifecycle(variant, ivp, buffers, fixed_n, s, mpi, neighbour)
-    return GeneratedVariant(variant.id, "\n".join(lines) + "\n", tuple(buffers.items()), mpi)
+    return GeneratedVariant(variant.id, "\n".join(lines) + "\n", tuple(buffers.items()), mpi,
+                            tuple(call.template for call in calls))
 
 
 def _step(skeleton, functions, calls, buffers, m, s, fixed_n) -> list[str]:
@@ -106,7 +110,7 @@ def _step(skeleton, functions, calls, buffers, m, s, fixed_n) -> list[str]:
         "        long lo, hi;",
         "        ht_block(n, omp_get_thread_num(), omp_get_num_threads(), &lo, &hi);"]
     out += [f"        double *{b} = ctx->{b};" for b in buffers]
-    call_iter = iter(calls)
+    call_iter = iter(enumerate(calls))
     context = {"mpi": skeleton.is_mpi, "buffers": buffers}
     out += _skeleton_items(skeleton.program, functions, call_iter, {"m": m, "s": s}, "        ",
                            context)
@@ -129,11 +133,12 @@ def _skeleton_items(items, functions, calls, values, indent, context) -> list[st
                 out.append(indent + "}")
             continue
         if item.name == "KERNEL":
-            call = next(calls)
+            site, call = next(calls)
             bound = dict(call.bindings)
             function = functions[call.template]
             args = ["n", "lo", "hi", "t", "h"] + [bound.get(a, a) for a in function.params]
-            out.append(f"{indent}{function.name}({', '.join(args)});")
+            compute = f"HT_COMPUTE({site}) " if context["mpi"] else ""
+            out.append(f"{indent}{compute}{function.name}({', '.join(args)});")
         elif item.name == "COM":
             if context["mpi"]:
                 out += cmpi.communication(item.args[0], item.args[1:], context["buffers"], indent)
@@ -155,15 +160,18 @@ def _lifecycle(variant, ivp: IVP, buffers: dict, fixed_n, s: int, mpi: bool, nei
             "    ctx->n = n;"]
     if mpi:
         out += cmpi.create(s, neighbour)
+    alloc = "HT_ALLOC" if mpi else "ht_alloc"
     for buffer, rows in buffers.items():
-        out.append(f"    ctx->{buffer} = ht_alloc({rows}L * n);")
+        out.append(f"    ctx->{buffer} = {alloc}({rows}L * n);")
         out.append(f"    if (!ctx->{buffer}) {{ ht_destroy(ctx); return NULL; }}")
+    out += ["#ifndef HT_INJECT"] if mpi else []   # folded buffers are never touched
     out += ["    #pragma omp parallel", "    {", "        long lo, hi;",
             "        ht_block(n, omp_get_thread_num(), omp_get_num_threads(), &lo, &hi);"]
     for buffer, rows in buffers.items():   # first touch with the partition of the time step
         out.append(f"        for (long r = 0; r < {rows}; ++r)")
         out.append(f"            for (long j = lo; j < hi; ++j) ctx->{buffer}[r * n + j] = 0.0;")
-    out += ["    }", "    return ctx;", "}", "",
+    out += ["    }"] + (["#endif"] if mpi else [])
+    out += ["    return ctx;", "}", "",
             "void ht_destroy(ht_ctx *ctx)", "{", "    if (!ctx) return;"]
     out += [f"    free(ctx->{b});" for b in buffers]
     out += cmpi.destroy(neighbour) if mpi else []
