@@ -88,6 +88,10 @@ def plan_json(plan) -> dict:
             "options": [_option_json(o) for o in plan.options], "note": plan.note}
 
 
+def _count(value: int, noun: str) -> str:
+    return f"{value} {noun}{'s' * (value != 1)}"
+
+
 def plan_lines(plan) -> list[str]:
     c, i = plan.choice, plan.interval
     lines = [f"{plan.method} {plan.ivp} n={plan.n}: the fastest variant of each layout",
@@ -98,9 +102,11 @@ def plan_lines(plan) -> list[str]:
         lines.append(f"{mark} {o.layout.nodes:>5}  {o.layout.ranks:>6}  {o.layout.threads:>7}  "
                      f"{o.seconds:>10.3e}  {o.efficiency:>10.0%}  "
                      f"{o.node_seconds:>11.3e}  {o.variant}")
-    lines.append(f"  chosen: {c.variant} on {c.layout.nodes} node(s), {c.layout.ranks} ranks x "
-                 f"{c.layout.threads} thread(s): {c.seconds:.3e} s/step (95%: {i.low:.3e} to "
-                 f"{i.high:.3e}), efficiency {c.efficiency:.0%}")
+    band = (f"95%: {i.low:.3e} to {i.high:.3e}" if i.compute_rel > 0 else
+            "no interval: the store holds no measurement to judge the computation by")
+    lines.append(f"  chosen: {c.variant} on {_count(c.layout.nodes, 'node')}, "
+                 f"{_count(c.layout.ranks, 'rank')} x {_count(c.layout.threads, 'thread')}: "
+                 f"{c.seconds:.3e} s/step ({band}), efficiency {c.efficiency:.0%}")
     return lines
 
 
