@@ -7,14 +7,23 @@ import sys
 
 from hybridtune.errors import RequestError
 
+RANKS_MAX = 64
+
 
 def add_predict_arguments(predict) -> None:
     predict.add_argument("--scaling", action="store_true", help="strong and weak scaling curves "
                          "of every variant at 1, 2, 4, ... --ranks-max ranks of one thread")
-    predict.add_argument("--ranks-max", type=int, default=64, metavar="P",
-                         help="largest rank count of --scaling (default 64)")
+    predict.add_argument("--ranks-max", type=int, default=RANKS_MAX, metavar="P",
+                         help=f"largest rank count of --scaling (default {RANKS_MAX})")
     predict.add_argument("--platform", metavar="FILE", help="a SimGrid platform file whose links "
                          "price the exchanges (default: this machine's fitted exchanges)")
+
+
+def check_predict_arguments(args) -> None:
+    """--ranks-max and --platform only with --scaling (nothing is ignored silently)."""
+    if not args.scaling and (args.platform or args.ranks_max != RANKS_MAX):
+        raise RequestError("--ranks-max and --platform belong to --scaling: add --scaling, or "
+                           "use --ranks P for one rank count")
 
 
 def check_scaling_arguments(args) -> None:

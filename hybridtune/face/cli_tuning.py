@@ -87,8 +87,9 @@ def cmd_predict(args) -> int:
     from hybridtune.report.ranking import ranking_json, ranking_lines
     from hybridtune.predict.kerncraft_adapter import check_compiler
     check_selection(args)
+    from hybridtune.face.cli_scaling import check_predict_arguments, cmd_scaling
+    check_predict_arguments(args)
     if args.scaling:
-        from hybridtune.face.cli_scaling import cmd_scaling
         return cmd_scaling(args)
     scenario = load(args.scenario, "scenario")
     check_compiler(scenario.machine)

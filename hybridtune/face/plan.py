@@ -56,7 +56,7 @@ def plan_job(scenario, nodes_max: int, store, platform_path: str | None = None,
     candidates = layouts(nodes_max, domains, machine.cores_per_numa_domain)
     # a platform needs a host per node; ranks of one node are priced as its network's too
     models, note = communication(scenario, [nodes_max if platform_path else max(2, nodes_max)],
-                                 store, platform_path, threads=True)
+                                 store, platform_path, threads=max(c.threads for c in candidates))
     spread, spread_note = compute_spread(store, machine.sha256)
     comm_rel = comm_spread(models)
     plans = []

@@ -10,26 +10,32 @@ from hybridtune.face.comm_models import communication_models
 from hybridtune.face.offline import predict_scenario
 from hybridtune.predict.platform_models import platform_models
 from hybridtune.predict.scaling import rank_counts, scaling_study
+from hybridtune.predict.superstep import CommunicationModels
 
 
 def communication(scenario, ranks: list[int], store, platform_path: str | None = None,
-                  measure: bool = True, threads: bool = False) -> tuple:
+                  measure: bool = True, threads: int = 1) -> tuple:
     """(CommunicationModels, note): the platform's links where a platform file is given (its
-    hosts at least the largest rank count), else this machine's fits carried to p ranks. With
-    threads, a platform's ranks meet at this machine's barrier of their threads; without, a rank
-    runs one thread (as SMPI simulates it) and its barriers cost nothing."""
+    hosts at least the largest rank count), else this machine's fits carried to p ranks. Ranks of
+    up to `threads` threads meet at this machine's barrier of their threads; on a platform, ranks
+    of one thread (as SMPI simulates them) meet none, and nothing is measured here."""
     first = scenario.ivps[0]
-    configs = [Configuration(scenario.methods[0], first, first.sizes.next_valid(1), 1, max(ranks))]
-    models, note = communication_models(scenario, configs, store, measure)
-    if platform_path is None:
+    platform = load_platform(platform_path) if platform_path is not None else None
+    if platform is not None:
+        platform.check_ranks(max(ranks))
+    models, note = CommunicationModels(), ""
+    if platform is None or threads > 1:
+        configs = [Configuration(scenario.methods[0], first, first.sizes.next_valid(1), threads,
+                                 1 if platform is not None else max(ranks))]
+        models, note = communication_models(scenario, configs, store, measure)
+    if platform is None:
         return models, note
-    platform = load_platform(platform_path)
-    platform.check_ranks(max(ranks))
     far, near = platform.route(), platform.route(neighbours=True)
-    return (platform_models(platform, models.omp_barrier if threads else None),
+    return (platform_models(platform, models.omp_barrier),
             f"exchanges on platform {platform.path} ({len(platform.hosts)} hosts, "
             f"{platform.topology}): {far[0] * 1e6:.2f} us and {far[1] / 1e9:.2f} GB/s between "
-            f"the furthest hosts, {near[0] * 1e6:.2f} us between neighbours; one rank per host")
+            f"the furthest hosts, {near[0] * 1e6:.2f} us between neighbours; one rank per host"
+            + (f"; {note}" if note else ""))
 
 
 def weak_size(ivp, n: int, ranks: int) -> int:

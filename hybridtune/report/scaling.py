@@ -42,7 +42,9 @@ def study_lines(study: ScalingStudy) -> list[str]:
     """A study's strong and weak tables, crossover and fitted laws of the variant fastest on
     one rank and of the one fastest at the most ranks."""
     title = f"{study.method} {study.ivp} n={study.n}, one thread per rank"
-    lines = [f"{title}: strong scaling (fixed n), {len(study.variants)} variants",
+    count = len(study.variants)
+    lines = [f"{title}: strong scaling (fixed n), {count} variant{'s' * (count != 1)}; speedup "
+             "over the fastest variant on one rank",
              *_curve_lines(study, weak=False)]
     first, last = study.best()[0][1], study.best()[-1][1]
     for variant in dict.fromkeys([first, last]):

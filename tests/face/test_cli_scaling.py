@@ -150,7 +150,7 @@ def test_the_warm_text_run_names_the_best_variants_and_the_crossover(scaled, ans
     study, = answer["studies"]
     lines = out.splitlines()
     assert lines[0] == ("radauIIA7 Lorenz96 n=2400, one thread per rank: strong scaling "
-                        "(fixed n), 64 variants")
+                        "(fixed n), 64 variants; speedup over the fastest variant on one rank")
     weak_at = next(i for i, line in enumerate(lines) if "weak scaling (n/P = 2400)" in line)
     for start, key in ((0, "best_strong"), (weak_at, "best_weak")):
         rows = [line.split() for line in lines[start + 2:start + 2 + len(RANKS)]]

@@ -50,7 +50,7 @@ def row(lines: list[str], start: int, ranks: int) -> list[str]:
 
 def test_the_strong_table_names_the_best_variant_at_each_rank_count(lines):
     assert lines[0] == ("radauIIA7 Lorenz96 n=1000, one thread per rank: strong scaling "
-                        "(fixed n), 2 variants")
+                        "(fixed n), 2 variants; speedup over the fastest variant on one rank")
     assert lines[1].split() == ["ranks", "n", "s/step", "speedup", "efficiency", "comm",
                                 "best", "variant"]
     # speedups over the fastest variant on one rank (A, 8 s)
