@@ -100,6 +100,12 @@ class Platform:
             return int(self.topo_parameters.split(";")[0])
         return 1
 
+    def leaf_hosts(self) -> int:
+        """Hosts under one leaf switch of a fat tree (all hosts of a flat cluster)."""
+        if self.topology == "FAT_TREE":
+            return int(self.topo_parameters.split(";")[1].split(",")[0])
+        return len(self.hosts)
+
     def route(self, neighbours: bool = False) -> tuple[float, float]:
         """(latency s, bandwidth bytes/s) of a message between two hosts: the furthest apart,
         or two neighbours (consecutive hosts, under one switch of a fat tree)."""

@@ -17,21 +17,37 @@ ALLGATHER_SHORT = 81920
 ALLGATHER_LONG = 524288
 
 
+def allgather_algorithm(bytes_per_rank: float, ranks: int) -> str:
+    """The algorithm mpich's MPI_Allgather takes for this total: recursive doubling for a power
+    of two below the long size, Bruck below the short size, else the ring."""
+    total = bytes_per_rank * ranks
+    if ranks & (ranks - 1) == 0 and total < ALLGATHER_LONG:
+        return "recursive doubling"
+    return "bruck" if total < ALLGATHER_SHORT else "ring"
+
+
 def allgather_steps(bytes_per_rank: float, ranks: int) -> list[float]:
-    """The bytes each rank sends in each step of the algorithm mpich's MPI_Allgather takes for
-    this total: recursive doubling (log2 p steps of 2^k blocks) for a power of two below the long
-    size, Bruck (ceil(log2 p) steps of min(2^k, p - 2^k) blocks) below the short size, else the
-    ring (p - 1 steps of one block)."""
+    """The bytes each rank sends in each step of allgather_algorithm: log2 p steps of 2^k blocks
+    (recursive doubling), ceil(log2 p) steps of min(2^k, p - 2^k) blocks (Bruck), p - 1 steps of
+    one block (ring)."""
     if ranks <= 1:
         return []
-    total = bytes_per_rank * ranks
-    power_of_two = ranks & (ranks - 1) == 0
-    if power_of_two and total < ALLGATHER_LONG:
+    algorithm = allgather_algorithm(bytes_per_rank, ranks)
+    if algorithm == "recursive doubling":
         return [bytes_per_rank * 2 ** k for k in range(int(math.log2(ranks)))]
-    if total < ALLGATHER_SHORT:
+    if algorithm == "bruck":
         return [bytes_per_rank * min(2 ** k, ranks - 2 ** k)
                 for k in range(math.ceil(math.log2(ranks)))]
     return [bytes_per_rank] * (ranks - 1)
+
+
+def allgather_distances(bytes_per_rank: float, ranks: int) -> list[int]:
+    """How many ranks apart the partners of each step of allgather_steps are: 2^k in recursive
+    doubling and Bruck, 1 in the ring."""
+    steps = allgather_steps(bytes_per_rank, ranks)
+    if allgather_algorithm(bytes_per_rank, ranks) == "ring":
+        return [1] * len(steps)
+    return [2 ** k for k in range(len(steps))]
 
 
 @dataclass(frozen=True)
@@ -47,6 +63,8 @@ class ExchangeModel:
     fit: HockneyFit
     ranks: int
     provenance: dict = field(default_factory=dict, hash=False)
+    near: HockneyFit | None = None  # steps between ranks fewer than near_span apart (a leaf switch)
+    near_span: int = 0
 
     def seconds(self, bytes_per_rank: float, ranks: int) -> float:
         if ranks < 1 or bytes_per_rank < 0:
@@ -55,7 +73,10 @@ class ExchangeModel:
         if ranks == 1:
             return 0.0                      # the variant's exchange returns at once
         if self.op == "mpi_allgather":
-            return sum(self.fit.seconds(step) for step in allgather_steps(bytes_per_rank, ranks))
+            return sum((self.near if self.near is not None and distance < self.near_span
+                        else self.fit).seconds(step)
+                       for step, distance in zip(allgather_steps(bytes_per_rank, ranks),
+                                                 allgather_distances(bytes_per_rank, ranks)))
         if self.op == "mpi_barrier":
             return math.ceil(math.log2(ranks)) * self.fit.seconds(0)
         return self.fit.seconds(bytes_per_rank)
@@ -66,6 +87,10 @@ class ExchangeModel:
         data = {"pieces": [[p.from_bytes, p.alpha_s, p.beta_s_per_byte] for p in self.fit.pieces],
                 "fit_error": self.fit.fit_error, "held_out_bytes": list(self.fit.held_out_bytes),
                 "note": self.fit.note}
+        if self.near is not None:
+            data["near"] = {"pieces": [[p.from_bytes, p.alpha_s, p.beta_s_per_byte]
+                                       for p in self.near.pieces], "note": self.near.note,
+                            "span": self.near_span}
         return {"kind": self.op, "form": "hockney" if len(self.fit.pieces) == 1 else
                 "hockney piecewise", "a": first.alpha_s, "b": first.beta_s_per_byte,
                 "cv_error": self.fit.held_out_error, "validated": True,
@@ -80,7 +105,14 @@ class ExchangeModel:
             pieces = tuple(Piece(int(a), float(b), float(c)) for a, b, c in data["pieces"])
             fit = HockneyFit(pieces, float(data["fit_error"]), float(record["cv_error"]),
                              tuple(int(v) for v in data["held_out_bytes"]), str(data["note"]))
-            return cls(str(record["kind"]), fit, int(record["ranks"]), dict(provenance))
+            near, span = None, 0
+            if "near" in data:
+                near = HockneyFit(tuple(Piece(int(a), float(b), float(c))
+                                        for a, b, c in data["near"]["pieces"]), 0.0, 0.0, (),
+                                  str(data["near"]["note"]))
+                span = int(data["near"]["span"])
+            return cls(str(record["kind"]), fit, int(record["ranks"]), dict(provenance), near,
+                       span)
         except (KeyError, TypeError, ValueError) as exc:
             raise HybridtuneError(f"comm_fits record {str(record)[:300]!r} is not an exchange "
                                   f"fit: {exc}") from None

@@ -16,19 +16,24 @@ def route_fit(latency_s: float, bandwidth: float, what: str) -> HockneyFit:
 
 
 def platform_models(platform: Platform, omp_barrier=None) -> CommunicationModels:
-    """Each MPI op's model on the platform, one rank per host: an allgather's steps and a
-    barrier's rounds along the longest route, a neighbour exchange along a neighbour's route
-    (consecutive hosts share a leaf switch). omp_barrier: the threads' barrier inside a rank,
+    """Each MPI op's model on the platform, one rank per host: an allgather's steps along the
+    route of their partners (within a leaf switch, or the longest), a barrier's rounds along the
+    longest, a neighbour exchange along a neighbour's route
+    (consecutive hosts share a leaf switch) with its two halos sharing the host's link. omp_barrier: the threads' barrier inside a rank,
     which a platform file does not describe (None: free)."""
     far, near = platform.route(), platform.route(neighbours=True)
     provenance = {"platform": platform.path, "hosts": len(platform.hosts)}
     far_fit = route_fit(*far, f"{platform.name}, furthest hosts")
     exchanges = {
-        "mpi_allgather": ExchangeModel("mpi_allgather", far_fit, 2, provenance),
+        "mpi_allgather": ExchangeModel("mpi_allgather", far_fit, 2, provenance,
+                                       route_fit(*near, f"{platform.name}, one leaf switch"),
+                                       platform.leaf_hosts()),
         "mpi_barrier": ExchangeModel("mpi_barrier", HockneyFit(
             (Piece(0, far[0], 0.0),), 0.0, 0.0, (), f"{platform.name}: one latency a round"),
             2, provenance),
+        # both halos leave a host through its one link: 2 m bytes on it, whatever p
         "mpi_neighbour_exchange": ExchangeModel(
-            "mpi_neighbour_exchange", route_fit(*near, f"{platform.name}, neighbours"), 2,
+            "mpi_neighbour_exchange", route_fit(near[0], near[1] / 2, f"{platform.name}, "
+                                                "both neighbours through one link"), 2,
             provenance)}
     return CommunicationModels(omp_barrier, exchanges)

@@ -1,4 +1,4 @@
-"""The MPI exchanges priced on a platform file's links: an allgather as mpich's steps along the furthest route, a neighbour exchange along the neighbours' route whatever the rank count, a barrier ceil(log2 P) latencies; the barrier of a rank's threads passed through."""
+"""The MPI exchanges priced on a platform file's links: an allgather as mpich's steps, each along its partners' route (within a leaf switch or the furthest), a neighbour exchange along the neighbours' route with both halos on the host's one link whatever the rank count, a barrier ceil(log2 P) latencies; the barrier of a rank's threads passed through."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hybridtune.describe.library import PROJECT_ROOT
 from hybridtune.describe.platform import load_platform
 from hybridtune.predict.collectives import (ALLGATHER_LONG, ALLGATHER_SHORT, BENCHMARKS,
-                                            ExchangeModel, allgather_steps)
+                                            ExchangeModel, allgather_distances, allgather_steps)
 from hybridtune.predict.communication import BarrierFit
 from hybridtune.predict.platform_models import platform_models, route_fit
 
@@ -18,6 +18,12 @@ PLATFORMS = PROJECT_ROOT / "tests" / "data" / "platforms"
 # two, each link 100 Gb/s; the flat cluster's hosts 5 us + 1 us (backbone) + 5 us apart, 10 Gb/s
 FAT_FAR, FAT_NEAR, FAT_BW = 1.2e-6, 0.6e-6, 12.5e9
 FLAT_LATENCY, FLAT_BW = 11e-6, 1.25e9
+LEAF = 16           # hosts under one leaf switch of the fat tree ("2;16,16;...")
+
+
+def fat_step(step: float, distance: int) -> float:
+    """One allgather step on the fat tree: partners under one leaf switch are neighbours."""
+    return (FAT_NEAR if distance < LEAF else FAT_FAR) + step / FAT_BW
 
 
 @pytest.fixture(scope="module")
@@ -47,23 +53,27 @@ def test_a_route_is_latency_plus_bytes_over_bandwidth():
 
 
 @pytest.mark.parametrize("bytes_per_rank, ranks, expected", [
-    # recursive doubling (a power of two, below the long size): blocks of 1, 2, 4 ranks
-    (1000, 8, 3 * FAT_FAR + 7000 / FAT_BW),
-    (1000, 2, FAT_FAR + 1000 / FAT_BW),
+    # recursive doubling (a power of two, below the long size): blocks of 1, 2, 4 ranks, the
+    # partners 1, 2, 4 ranks apart: under one leaf switch
+    (1000, 8, 3 * FAT_NEAR + 7000 / FAT_BW),
+    (1000, 2, FAT_NEAR + 1000 / FAT_BW),
+    # on 32 ranks the last step's partners are 16 apart: across the spine
+    (100, 32, 4 * FAT_NEAR + FAT_FAR + 31 * 100 / FAT_BW),
     # Bruck (no power of two, below the short size): 3 ranks, two steps of one block
-    (100, 3, 2 * (FAT_FAR + 100 / FAT_BW)),
+    (100, 3, 2 * (FAT_NEAR + 100 / FAT_BW)),
     # Bruck on 6 ranks: steps of min(1, 5), min(2, 4), min(4, 2) blocks
-    (100, 6, 3 * FAT_FAR + (1 + 2 + 2) * 100 / FAT_BW),
-    # the ring (at the long size and above): P - 1 steps of one block
-    (1_000_000, 4, 3 * (FAT_FAR + 1e6 / FAT_BW)),
+    (100, 6, 3 * FAT_NEAR + (1 + 2 + 2) * 100 / FAT_BW),
+    # the ring (at the long size and above): P - 1 steps of one block between neighbours
+    (1_000_000, 4, 3 * (FAT_NEAR + 1e6 / FAT_BW)),
     (1, 1, 0.0)])
-def test_the_allgather_is_mpichs_steps_along_the_furthest_route(fat_tree, bytes_per_rank, ranks,
-                                                                 expected):
+def test_the_allgather_is_mpichs_steps_along_their_partners_routes(fat_tree, bytes_per_rank,
+                                                                   ranks, expected):
     model = fat_tree.exchanges["mpi_allgather"]
     assert model.seconds(bytes_per_rank, ranks) == pytest.approx(expected, rel=1e-12)
     steps = allgather_steps(bytes_per_rank, ranks)
+    distances = allgather_distances(bytes_per_rank, ranks)
     assert model.seconds(bytes_per_rank, ranks) == pytest.approx(
-        sum(FAT_FAR + step / FAT_BW for step in steps), rel=1e-12)
+        sum(fat_step(step, d) for step, d in zip(steps, distances)), rel=1e-12)
 
 
 @pytest.mark.parametrize("ranks", [2, 3, 5, 8, 12, 64, 100, 256])
@@ -71,12 +81,14 @@ def test_the_allgather_is_mpichs_steps_along_the_furthest_route(fat_tree, bytes_
 def test_the_allgather_at_any_size_and_rank_count_sums_the_steps(fat_tree, ethernet, ranks,
                                                                  bytes_per_rank):
     steps = allgather_steps(bytes_per_rank, ranks)
-    assert steps and all(step > 0 for step in steps)
-    for models, latency, bandwidth in ((fat_tree, FAT_FAR, FAT_BW),
-                                       (ethernet, FLAT_LATENCY, FLAT_BW)):
-        expected = len(steps) * latency + sum(steps) / bandwidth
-        assert models.exchanges["mpi_allgather"].seconds(bytes_per_rank, ranks) == \
-            pytest.approx(expected, rel=1e-12)
+    distances = allgather_distances(bytes_per_rank, ranks)
+    assert steps and all(step > 0 for step in steps) and len(distances) == len(steps)
+    assert fat_tree.exchanges["mpi_allgather"].seconds(bytes_per_rank, ranks) == pytest.approx(
+        sum(fat_step(step, d) for step, d in zip(steps, distances)), rel=1e-12)
+    # a flat cluster has one route
+    expected = len(steps) * FLAT_LATENCY + sum(steps) / FLAT_BW
+    assert ethernet.exchanges["mpi_allgather"].seconds(bytes_per_rank, ranks) == \
+        pytest.approx(expected, rel=1e-12)
 
 
 @pytest.mark.parametrize("bytes_per_rank", [0, 8, 16_000, 4_000_000])
@@ -85,7 +97,7 @@ def test_the_neighbour_exchange_is_one_neighbours_route_whatever_the_rank_count(
     for models, latency, bandwidth in ((fat_tree, FAT_NEAR, FAT_BW),
                                        (ethernet, FLAT_LATENCY, FLAT_BW)):
         model = models.exchanges["mpi_neighbour_exchange"]
-        expected = latency + bytes_per_rank / bandwidth
+        expected = latency + 2 * bytes_per_rank / bandwidth    # both halos on the host's link
         for ranks in (2, 3, 8, 64, 256):
             assert model.seconds(bytes_per_rank, ranks) == pytest.approx(expected, rel=1e-12)
         assert model.seconds(bytes_per_rank, 1) == 0.0
