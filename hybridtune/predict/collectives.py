@@ -63,7 +63,9 @@ class ExchangeModel:
     fit: HockneyFit
     ranks: int
     provenance: dict = field(default_factory=dict, hash=False)
-    near: HockneyFit | None = None  # steps between ranks fewer than near_span apart (a leaf switch)
+    # a route between ranks fewer than near_span apart (under one leaf switch): an allgather
+    # step's partners, a neighbour exchange's ranks when there are at most near_span
+    near: HockneyFit | None = None
     near_span: int = 0
 
     def seconds(self, bytes_per_rank: float, ranks: int) -> float:
@@ -79,7 +81,10 @@ class ExchangeModel:
                                                  allgather_distances(bytes_per_rank, ranks)))
         if self.op == "mpi_barrier":
             return math.ceil(math.log2(ranks)) * self.fit.seconds(0)
-        return self.fit.seconds(bytes_per_rank)
+        # a neighbour exchange waits for the furthest pair of neighbours: within one leaf
+        # switch while the ranks fit under it, else across it (and around the ring's end)
+        near = self.near is not None and ranks <= self.near_span
+        return (self.near if near else self.fit).seconds(bytes_per_rank)
 
     def as_record(self) -> dict:
         """A row of the store table comm_fits: the first piece as a and b, the fit in data."""

@@ -18,8 +18,9 @@ def route_fit(latency_s: float, bandwidth: float, what: str) -> HockneyFit:
 def platform_models(platform: Platform, omp_barrier=None) -> CommunicationModels:
     """Each MPI op's model on the platform, one rank per host: an allgather's steps along the
     route of their partners (within a leaf switch, or the longest), a barrier's rounds along the
-    longest, a neighbour exchange along a neighbour's route
-    (consecutive hosts share a leaf switch) with its two halos sharing the host's link. omp_barrier: the threads' barrier inside a rank,
+    longest, a neighbour exchange along a neighbour's route while all ranks share a leaf
+    switch (else the longest: some pair of neighbours does not), its two halos sharing the
+    host's link. omp_barrier: the threads' barrier inside a rank,
     which a platform file does not describe (None: free)."""
     far, near = platform.route(), platform.route(neighbours=True)
     provenance = {"platform": platform.path, "hosts": len(platform.hosts)}
@@ -33,7 +34,9 @@ def platform_models(platform: Platform, omp_barrier=None) -> CommunicationModels
             2, provenance),
         # both halos leave a host through its one link: 2 m bytes on it, whatever p
         "mpi_neighbour_exchange": ExchangeModel(
-            "mpi_neighbour_exchange", route_fit(near[0], near[1] / 2, f"{platform.name}, "
-                                                "both neighbours through one link"), 2,
-            provenance)}
+            "mpi_neighbour_exchange", route_fit(far[0], far[1] / 2, f"{platform.name}, both "
+                                                "neighbours through one link, furthest"), 2,
+            provenance, route_fit(near[0], near[1] / 2, f"{platform.name}, both neighbours "
+                                  "through one link, under one leaf switch"),
+            platform.leaf_hosts())}
     return CommunicationModels(omp_barrier, exchanges)

@@ -92,13 +92,15 @@ def test_the_allgather_at_any_size_and_rank_count_sums_the_steps(fat_tree, ether
 
 
 @pytest.mark.parametrize("bytes_per_rank", [0, 8, 16_000, 4_000_000])
-def test_the_neighbour_exchange_is_one_neighbours_route_whatever_the_rank_count(
+def test_the_neighbour_exchange_is_the_neighbours_route_while_the_ranks_share_a_leaf_switch(
         fat_tree, ethernet, bytes_per_rank):
     for models, latency, bandwidth in ((fat_tree, FAT_NEAR, FAT_BW),
                                        (ethernet, FLAT_LATENCY, FLAT_BW)):
         model = models.exchanges["mpi_neighbour_exchange"]
-        expected = latency + 2 * bytes_per_rank / bandwidth    # both halos on the host's link
-        for ranks in (2, 3, 8, 64, 256):
+        for ranks in (2, 3, 8, 16, 17, 64, 256):
+            # past one leaf switch some pair of neighbours (and the ring's ends) crosses the spine
+            crossing = FAT_FAR if models is fat_tree and ranks > LEAF else latency
+            expected = crossing + 2 * bytes_per_rank / bandwidth   # both halos on the host's link
             assert model.seconds(bytes_per_rank, ranks) == pytest.approx(expected, rel=1e-12)
         assert model.seconds(bytes_per_rank, 1) == 0.0
 
