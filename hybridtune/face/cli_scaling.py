@@ -91,9 +91,13 @@ def _option_json(option) -> dict:
 
 
 def plan_json(plan) -> dict:
+    """low_s and high_s are null where the text shows no interval (no measurement in the store to
+    judge the computation by): a band of zero width would claim a certainty nothing backs."""
+    known = plan.interval.compute_rel > 0
     return {"method": plan.method, "ivp": plan.ivp, "n": plan.n,
-            "choice": {**_option_json(plan.choice), "low_s": plan.interval.low,
-                       "high_s": plan.interval.high},
+            "choice": {**_option_json(plan.choice),
+                       "low_s": plan.interval.low if known else None,
+                       "high_s": plan.interval.high if known else None},
             "options": [_option_json(o) for o in plan.options], "note": plan.note}
 
 
@@ -135,8 +139,12 @@ def cmd_plan(args) -> int:
     if not any(s.is_mpi for s in scenario.skeletons):
         raise RequestError(f"plan: scenario {scenario.name} ({scenario.path}) has no MPI "
                            "skeleton (A-mpi ... H-mpi), and only those run on more than one rank")
-    if args.platform:
-        load_platform(args.platform).check_ranks(args.nodes_max)      # refused before any write
+    if args.platform:                                   # refused before any write
+        hosts = len(load_platform(args.platform).hosts)
+        if args.nodes_max > hosts:
+            raise RequestError(f"{args.platform}: --nodes-max {args.nodes_max} asks for "
+                               f"{_count(args.nodes_max, 'node')}, the platform has "
+                               f"{_count(hosts, 'host')} (one node per host)")
     check_compiler(scenario.machine)
     with open_store(args.db, scenario, "plan") as store:
         plans = plan_job(scenario, args.nodes_max, store, args.platform, args.n,

@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from hybridtune.errors import RequestError
 from hybridtune.face.offline import predict_scenario
 from hybridtune.face.scaling import communication
 from hybridtune.predict.plan import Interval, PlanOption, choose, interval, layouts, with_efficiency
@@ -29,10 +30,14 @@ def compute_spread(store, machine_sha256: str) -> tuple[float, str]:
     from hybridtune.learn.table import joined_rows
     if store is None:
         return 0.0, "no store: the computation's spread is unknown (0 used)"
-    rows = joined_rows(store.frame("variant_predictions"), store.frame("measurements"),
-                       machine_sha256).frame
-    rows = rows[np.isfinite(rows["median_s"].astype(float)) & (rows["predicted_s"] > 0)]
-    if rows.empty:
+    try:
+        rows = joined_rows(store.frame("variant_predictions"), store.frame("measurements"),
+                           machine_sha256).frame
+    except RequestError:        # no (usable) predictions of this machine file: nothing to judge
+        rows = None
+    if rows is not None:
+        rows = rows[np.isfinite(rows["median_s"].astype(float)) & (rows["predicted_s"] > 0)]
+    if rows is None or rows.empty:
         return 0.0, ("no measurement of this machine file's predictions in the store: the "
                      "computation's spread is unknown (0 used)")
     spread = float(np.median(np.abs(rows["median_s"].astype(float) / rows["predicted_s"] - 1)))

@@ -35,23 +35,10 @@ def run(*argv) -> tuple[int, str, str]:
 
 
 @pytest.fixture(scope="module")
-def scaled(tmp_path_factory):
-    """One cold JSON run to 8 ranks on the fat tree, then a warm text run on its store."""
-    folder = tmp_path_factory.mktemp("scaling")
-    db = folder / "store.h5"
-    before = os.environ.get("HYBRIDTUNE_CACHE")
-    os.environ["HYBRIDTUNE_CACHE"] = str(folder / "cache")
-    try:
-        as_json = run("predict", SCENARIO, "--scaling", "--ranks-max", 8, "--platform", FAT_TREE,
-                      "--json", "--db", db)
-        as_text = run("predict", SCENARIO, "--scaling", "--ranks-max", 8, "--platform", FAT_TREE,
-                      "--db", db)
-    finally:
-        if before is None:
-            del os.environ["HYBRIDTUNE_CACHE"]
-        else:
-            os.environ["HYBRIDTUNE_CACHE"] = before
-    return as_json, as_text, db
+def scaled(scaling_run):
+    """One cold JSON run to 8 ranks on the fat tree, then a warm text run on its store (made once
+    a session in scaling_support, whose store the plan and report tests reuse)."""
+    return scaling_run
 
 
 @pytest.fixture(scope="module")
@@ -229,3 +216,12 @@ def test_a_ranks_max_that_is_no_number_is_a_usage_error(tmp_path, capsys):
     assert info.value.code == 2
     assert "--ranks-max: invalid int value: 'many'" in capsys.readouterr().err
     assert not (tmp_path / "never.h5").exists()
+
+
+@pytest.mark.parametrize("extra", [["--platform", FAT_TREE], ["--ranks-max", "8"],
+                                   ["--platform", FAT_TREE, "--ranks-max", "8", "--json"]])
+def test_scaling_options_without_scaling_are_refused(refused, extra):
+    """Nothing is ignored silently: a plain predict given --platform or --ranks-max is told to add
+    --scaling, before the scenario is predicted."""
+    err = refused(SCENARIO, *extra)
+    assert "--ranks-max and --platform belong to --scaling: add --scaling" in err
