@@ -69,8 +69,34 @@ def read_scaling(paths: list[str]) -> list[dict]:
                                                    or "platforms" in document):
             raise RequestError(f"--scaling {path}: expected a JSON object with 'studies' "
                                "(predict --scaling --json) or 'platforms' (bench_scaling)")
+        wrong = _scaling_shape(document)
+        if wrong:
+            raise RequestError(f"--scaling {path}: {wrong}")
         documents.append(document)
     return documents
+
+
+STUDY_KEYS = ("ivp", "n", "best_strong", "variants")
+POINT_KEYS = ("ivp", "n", "ranks", "variant", "status", "simulated_s")
+
+
+def _has(item, keys: tuple) -> bool:
+    return isinstance(item, dict) and all(key in item for key in keys)
+
+
+def _scaling_shape(document: dict) -> str:
+    """What keeps a scaling document from being drawn ('' where nothing does), so that a
+    malformed one is refused before the store is read rather than failing halfway."""
+    studies = document.get("studies", [])
+    if not isinstance(studies, list) or not all(_has(s, STUDY_KEYS) for s in studies):
+        return f"expected 'studies' to be a list of studies, each with {', '.join(STUDY_KEYS)}"
+    platforms = document.get("platforms", {})
+    parts = list(platforms.values()) if isinstance(platforms, dict) else [None]
+    if not all(isinstance(part, dict) and isinstance(part.get("points", []), list)
+               and all(_has(p, POINT_KEYS) for p in part.get("points", [])) for part in parts):
+        return ("expected 'platforms' to map each platform to an object whose 'points' each "
+                f"have {', '.join(POINT_KEYS)}")
+    return ""
 
 
 def scaling_plots(documents: list[dict], measurements) -> list:

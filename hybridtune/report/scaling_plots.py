@@ -37,13 +37,13 @@ def scaling_plot(studies: list[dict], simulated: list[dict], measured: pd.DataFr
             for variant in _shown(study):
                 ranks = [p["ranks"] for p in variant["strong"]]
                 ax.plot(ranks, [p["seconds"] for p in variant["strong"]], marker=".",
-                        label=f"predicted {variant['variant'][:28]}")
+                        label=f"predicted {variant['variant']}")
                 named.add(variant["variant"])
         mine = [p for p in simulated if (p["ivp"], p["n"]) == (ivp, n)]
         for variant in sorted({p["variant"] for p in mine})[:6]:
             points = sorted((p["ranks"], p["simulated_s"]) for p in mine if p["variant"] == variant)
             ax.plot(*zip(*points), linestyle="none", marker="x",
-                    label=f"SMPI {variant[:28]}")
+                    label=f"SMPI {variant}")
             named.add(variant)
         if not measured.empty:
             rows = measured[(measured["ivp"] == ivp) & (measured["n"] == n)
