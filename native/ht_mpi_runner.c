@@ -42,10 +42,12 @@ static void *symbol(void *lib, const char *name) {
 }
 
 /* The next command line from rank 0 on every rank. Ranks waiting for it sleep between tests
- * (mpich's blocking calls spin), so an idle runner takes no core from another's timing. */
-static void next_command(char *line, int rank) {
+ * (mpich's blocking calls spin), so an idle runner takes no core from another's timing. A single
+ * rank broadcasts nothing (SimGrid 3.32's MPI_Ibcast on one rank never completes). */
+static void next_command(char *line, int rank, int ranks) {
     memset(line, 0, LINE);
     if (rank == 0 && !fgets(line, LINE, stdin)) strcpy(line, "quit\n");
+    if (ranks == 1) return;
     MPI_Request request;
     MPI_Ibcast(line, LINE, MPI_CHAR, 0, MPI_COMM_WORLD, &request);
     int done = 0;
@@ -100,7 +102,7 @@ int main(int argc, char **argv) {
     }
     char line[LINE], cmd[32];
     for (;;) {
-        next_command(line, rank);
+        next_command(line, rank, ranks);
         double t0 = 0.0, h = 0.0;
         long steps = 0;
         if (sscanf(line, "%31s %lf %lf %ld", cmd, &t0, &h, &steps) < 1) continue;
