@@ -92,11 +92,12 @@ def _included_headers(texts) -> list[Path]:
     return sorted(found)
 
 
-def _place(cc: str, name: str, sources: dict[str, str], shared: bool, extra_flags: tuple
-           ) -> tuple[tuple, Path, Path]:
+def _place(cc: str, name: str, sources: dict[str, str], shared: bool, extra_flags: tuple,
+           base_flags: tuple = FLAGS, libraries: tuple = ()) -> tuple[tuple, Path, Path]:
     """The flags, cache folder and artefact path of a build (its key is the folder's name)."""
-    flags = FLAGS + (("-fPIC", "-shared") if shared else ()) + tuple(extra_flags)
+    flags = tuple(base_flags) + (("-fPIC", "-shared") if shared else ()) + tuple(extra_flags)
     key = _key([name.encode(), toolchain_identity(cc).encode(), " ".join(flags).encode()]
+               + ([" ".join(libraries).encode()] if libraries else [])
                + [f"{k}\0{v}".encode() for k, v in sorted(sources.items())]
                + [h.read_bytes() for h in _included_headers(sources.values())])
     folder = cache_dir() / key
@@ -104,18 +105,21 @@ def _place(cc: str, name: str, sources: dict[str, str], shared: bool, extra_flag
 
 
 def is_built(name: str, sources: dict[str, str], shared: bool, extra_flags: tuple = (),
-             mpi: bool = False) -> bool:
+             mpi: bool = False, cc: str | None = None, base_flags: tuple = FLAGS,
+             libraries: tuple = ()) -> bool:
     """Whether build() would find its artefact in the cache (nothing is compiled)."""
-    cc = mpi_compiler() if mpi else compiler()
-    return _place(cc, name, sources, shared, extra_flags)[2].is_file()
+    cc = cc or (mpi_compiler() if mpi else compiler())
+    return _place(cc, name, sources, shared, extra_flags, base_flags, libraries)[2].is_file()
 
 
 def build(name: str, sources: dict[str, str], shared: bool, extra_flags: tuple = (),
-          mpi: bool = False) -> BuildResult:
+          mpi: bool = False, cc: str | None = None, base_flags: tuple = FLAGS,
+          libraries: tuple = ()) -> BuildResult:
     """Compile sources (file name -> text; native/ headers are on the include path) once per key;
-    with mpi, by the MPI compiler wrapper."""
-    cc = mpi_compiler() if mpi else compiler()
-    flags, folder, target = _place(cc, name, sources, shared, extra_flags)
+    with mpi, by the MPI compiler wrapper; with cc, by that compiler (SimGrid's smpicc) and
+    base_flags in place of FLAGS; libraries (-lNAME) are linked after the sources."""
+    cc = cc or (mpi_compiler() if mpi else compiler())
+    flags, folder, target = _place(cc, name, sources, shared, extra_flags, base_flags, libraries)
     main_source = folder / sorted(sources)[0]
     if target.is_file():
         return BuildResult(True, target, main_source, cached=True)
@@ -126,7 +130,7 @@ def build(name: str, sources: dict[str, str], shared: bool, extra_flags: tuple =
     os.close(fd)
     tmp = Path(tmp_name)
     command = [cc, *flags, "-I", str(NATIVE), *[str(folder / f) for f in sorted(sources)],
-               "-o", str(tmp), "-lm"]
+               "-o", str(tmp), *libraries, "-lm"]
     try:
         result = subprocess.run(command, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S)
     except subprocess.TimeoutExpired:
