@@ -57,9 +57,10 @@ def injection(sites: int) -> list[str]:
     return ["#ifdef HT_INJECT", "#include <smpi/smpi.h>",
             "static const double ht_compute_s[] = { HT_COMPUTE_S };",
             f"_Static_assert(sizeof ht_compute_s / sizeof ht_compute_s[0] == {sites},",
-            f'               "HT_COMPUTE_S needs {sites} numbers: the seconds of each call site of ht_step");',
+            f'               "HT_COMPUTE_S needs {sites} numbers: the seconds of each call site");',
             "#define HT_COMPUTE(k) SMPI_SAMPLE_DELAY(ht_compute_s[k])",
-            "#define HT_ALLOC(count) ((double *)SMPI_SHARED_MALLOC((size_t)(count) * sizeof(double)))",
+            "#define HT_ALLOC(count) \\",
+            "    ((double *)SMPI_SHARED_MALLOC((size_t)(count) * sizeof(double)))",
             "#else", "#define HT_COMPUTE(k)", "#define HT_ALLOC(count) ht_alloc(count)", "#endif"]
 
 
