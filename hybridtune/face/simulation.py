@@ -1,0 +1,111 @@
+"""Variants run on a simulated cluster: each predicted with the platform's exchanges, generated, built by smpicc with its kernels' ECM seconds injected, and run by SMPI beside its prediction."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from hybridtune.describe.platform import load_platform
+from hybridtune.face.offline import predict_scenario
+from hybridtune.face.scaling import communication
+from hybridtune.generate.cvariant import generate_variant
+from hybridtune.measure.tasks import stable_step
+from hybridtune.predict.scaling import rank_counts
+from hybridtune.simulate.smpi import build_simulated
+from hybridtune.simulate.smpi_run import simulate
+
+SHORTLIST = 3        # the variants predicted fastest at each rank count that are simulated
+
+
+@dataclass(frozen=True)
+class SimulatedPoint:
+    """One variant at one rank count: predicted (compute injected + analytic communication)
+    beside SMPI's simulated step."""
+    method: str
+    ivp: str
+    n: int
+    ranks: int
+    variant: str
+    predicted_s: float
+    predicted_comm_s: float
+    injected_s: float               # the kernels' ECM seconds a step, what SMPI is given
+    simulated_s: float
+    wall_s: float
+    max_rss_bytes: int
+    status: str
+    message: str = ""
+
+    @property
+    def simulated_comm_s(self) -> float:
+        return self.simulated_s - self.injected_s
+
+    def as_json(self) -> dict:
+        data = dict(self.__dict__)
+        data["simulated_comm_s"] = self.simulated_comm_s
+        return data
+
+
+def injected_seconds(prediction, generated) -> tuple:
+    """The predicted seconds of one call of each call site of the generated step."""
+    per_call = {k["template"]: k["seconds"] / k["calls_per_step"] for k in prediction.kernels}
+    return tuple(per_call[template] for template in generated.call_templates)
+
+
+def _point(scenario, config, prediction, platform, steps: int, timeout_s: float):
+    skeleton = {s.name: s for s in scenario.skeletons}[prediction.skeleton]
+    variant = next(v for v in _pool(scenario, config.method) if v.id == prediction.id)
+    halo = config.ivp.halo(config.n) if "mpi_neighbour_exchange" in skeleton.exchange_kinds() \
+        else None
+    generated = generate_variant(variant, skeleton, scenario.template_map, config.method,
+                                 config.ivp, None, halo)
+    compute = injected_seconds(prediction, generated)
+    library = build_simulated(generated, compute)
+    run = simulate(library, config.n, config.ranks, platform, steps,
+                   stable_step(config.ivp, config.n), timeout_s=timeout_s)
+    injected = prediction.predicted_s - prediction.t_com_s
+    return SimulatedPoint(config.method.name, config.ivp.name, config.n, config.ranks,
+                          prediction.id, prediction.predicted_s, prediction.t_com_s, injected,
+                          run.seconds_per_step, run.wall_s, run.max_rss_bytes, run.status,
+                          run.message)
+
+
+_POOLS: dict = {}
+
+
+def _pool(scenario, method):
+    from hybridtune.generate.pool import build_pool
+    key = (scenario.path, method.name)
+    if key not in _POOLS:
+        _POOLS[key] = build_pool(scenario.skeletons, scenario.template_map, method).variants
+    return _POOLS[key]
+
+
+def simulate_scaling(scenario, platform_path: str, ranks_max: int, store, n: int | None = None,
+                     variants: list[str] | None = None, shortlist: int = SHORTLIST,
+                     steps: int = 10, timeout_s: float = 600.0, on_point=None,
+                     only: list[int] | None = None) -> tuple:
+    """(points, note): the named variants (default: the `shortlist` predicted fastest at each
+    rank count, each then simulated at every rank count) on 1, 2, 4, ... ranks_max simulated
+    ranks of one thread (only: these rank counts), strong scaling at the scenario's sizes."""
+    platform = load_platform(platform_path)
+    ranks = only or rank_counts(ranks_max)
+    models = communication(scenario, ranks, store, platform_path)
+    points = []
+    for ivp in scenario.ivps:
+        one = replace(scenario, ivps=(ivp,))
+        for size in [n] if n is not None else list(scenario.sizes.for_ivp(ivp)):
+            rankings = predict_scenario(one, size, [1], store, ranks=ranks,
+                                        communication=models, keep_rankings=False).rankings
+            for method in scenario.methods:
+                mine = [r for r in rankings if r.configuration.method is method]
+                chosen = list(variants or dict.fromkeys(
+                    p.id for r in mine for p in r.predictions[:shortlist] if p.status == "ok"))
+                for ranking in mine:
+                    by_id = {p.id: p for p in ranking.predictions if p.status == "ok"}
+                    for variant in chosen:
+                        if variant in by_id:
+                            point = _point(scenario, ranking.configuration, by_id[variant],
+                                           platform, steps, timeout_s)
+                            points.append(point)
+                            if on_point:
+                                on_point(point)
+    return tuple(points), models[1]

@@ -1,0 +1,254 @@
+"""Validation of the scaling predictions beyond this machine: the analytic step (ECM compute injected, platform exchanges) against SMPI's simulation of the same variants, simulated 2 ranks against real ones, PMNF fits against Extra-P's, and one 256-rank simulation's cost.
+
+Part 1 (--platforms): scenarios/mpi.yaml's variants (the 3 predicted fastest at each rank count, each
+then simulated at every rank count) on 1, 2, 4, ... 64 simulated ranks of each platform file, strong
+scaling at n = 20000; the communication and synchronisation time (simulated step minus the injected
+compute) against the analytic one, and the fastest variant of the two at each P.
+Part 2: simulated 2 ranks (real computation timed by SMPI, a platform of this machine built from its
+ping-pong fit) against 2 real ranks (mpiexec), the same variants, measured one after the other.
+Part 3: leading PMNF terms, ours and Extra-P's, on synthetic sets of known terms, on the simulated
+strong-scaling curves of part 1 and on measured one-rank times over 6 sizes.
+Part 4: one variant on 256 simulated ranks of the fat tree at n = 16,777,216, 10 steps: wall time and
+peak memory. Writes data/bench/scaling.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform as host_platform
+import statistics
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from hybridtune.describe.configuration import Configuration                 # noqa: E402
+from hybridtune.describe.loader import load                                 # noqa: E402
+from hybridtune.describe.platform import load_platform                      # noqa: E402
+from hybridtune.face.comm_models import exchange_models                     # noqa: E402
+from hybridtune.face.simulation import simulate_scaling                     # noqa: E402
+from hybridtune.generate.cvariant import generate_variant                   # noqa: E402
+from hybridtune.generate.pool import build_pool                             # noqa: E402
+from hybridtune.measure.provenance import hardware_identity                 # noqa: E402
+from hybridtune.measure.runner import MeasureOptions, measure               # noqa: E402
+from hybridtune.measure.tasks import plan_tasks, stable_step                # noqa: E402
+from hybridtune.predict.extrap_adapter import fit_extrap                    # noqa: E402
+from hybridtune.predict.pmnf import fit_pmnf                                # noqa: E402
+from hybridtune.simulate.smpi import build_simulated                         # noqa: E402
+from hybridtune.simulate.smpi_run import simulate                           # noqa: E402
+from hybridtune.store import Store                                          # noqa: E402
+
+OUT = ROOT / "data" / "bench" / "scaling.json"
+STORE = ROOT / "data" / "bench" / "scaling.h5"
+PLATFORMS = ["data/platforms/fat-tree-100g.xml", "data/platforms/ethernet-10g.xml"]
+SYNTHETIC = {"p": lambda p: 3 + 0.5 * p, "p * log2(p)": lambda p: 1 + 0.2 * p * np.log2(p),
+             "log2(p)": lambda p: 2 + 0.7 * np.log2(p), "p^2": lambda p: 1 + 0.01 * p ** 2,
+             "p^(1/2)": lambda p: 1 + 0.5 * p ** 0.5, "p^-1": lambda p: 0.07 + 1.9 / p}
+
+
+def _median(values) -> float | None:
+    values = [v for v in values if v is not None and np.isfinite(v)]
+    return statistics.median(values) if values else None
+
+
+def platforms_part(scenario, store, ranks_max: int, shortlist: int) -> dict:
+    out = {}
+    for path in PLATFORMS:
+        started = time.time()
+        points, note = simulate_scaling(scenario, path, ranks_max, store, shortlist=shortlist,
+                                        on_point=lambda p: print(
+                                            f"  {Path(path).stem} {p.ivp} P={p.ranks} {p.variant}: "
+                                            f"predicted {p.predicted_s:.3e} simulated "
+                                            f"{p.simulated_s:.3e} ({p.status})", flush=True))
+        ok = [p for p in points if p.status == "ok"]
+        errors = [abs(p.predicted_comm_s / p.simulated_comm_s - 1) for p in ok
+                  if p.ranks > 1 and p.simulated_comm_s > 0]
+        picks = []
+        for key in sorted({(p.ivp, p.ranks) for p in ok}):
+            here = [p for p in ok if (p.ivp, p.ranks) == key]
+            by_model = min(here, key=lambda p: (p.predicted_s, p.variant))
+            by_smpi = min(here, key=lambda p: (p.simulated_s, p.variant))
+            close = abs(by_model.simulated_s / by_smpi.simulated_s - 1)
+            picks.append({"ivp": key[0], "ranks": key[1], "analytic": by_model.variant,
+                          "smpi": by_smpi.variant, "same": by_model.variant == by_smpi.variant,
+                          "analytic_pick_slower_by": close})
+        out[Path(path).stem] = {
+            "platform": path, "note": note, "wall_s": time.time() - started,
+            "points": [p.as_json() for p in points], "failed": len(points) - len(ok),
+            "comm_error_median": _median(errors), "comm_error_max": max(errors, default=None),
+            "comm_within_20": sum(e <= 0.20 for e in errors), "comm_compared": len(errors),
+            "same_best": sum(p["same"] for p in picks), "best_compared": len(picks),
+            "picks": picks}
+        print(f"{Path(path).stem}: communication within 20% in {out[Path(path).stem]['comm_within_20']}"
+              f" of {len(errors)}; same best in {out[Path(path).stem]['same_best']} of {len(picks)}",
+              flush=True)
+    return out
+
+
+def host_platform_file(store) -> tuple[Path, dict]:
+    """A two-host platform of this machine from its ping-pong fit (latency: the first piece's,
+    bandwidth: the last piece's), for the 2-rank check only."""
+    scenario = load(ROOT / "scenarios" / "mpi.yaml", "scenario")
+    models, _ = exchange_models(scenario, store)
+    fit = models["mpi_neighbour_exchange"].fit
+    latency, bandwidth = fit.pieces[0].alpha_s, 1.0 / fit.pieces[-1].beta_s_per_byte
+    path = ROOT / "data" / "bench" / "host-platform.xml"
+    path.write_text(
+        "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+        "<!-- This machine as two hosts, from its fitted neighbour exchange (bench_scaling.py) -->\n"
+        "<platform version=\"4.1\">\n"
+        f"  <cluster id=\"host\" prefix=\"rank-\" suffix=\"\" radical=\"0-1\" speed=\"1Gf\" "
+        f"bw=\"{bandwidth:.6g}Bps\" lat=\"{latency / 2:.6g}s\"/>\n</platform>\n")
+    return path, {"latency_s": latency, "bandwidth_bytes_per_s": bandwidth}
+
+
+def two_ranks_part(store, count: int) -> dict:
+    scenario = load(ROOT / "scenarios" / "mpi.yaml", "scenario")
+    path, link = host_platform_file(store)
+    platform = load_platform(path)
+    method = scenario.methods[0]
+    pool = build_pool(scenario.skeletons, scenario.template_map, method).variants
+    skeletons = {s.name: s for s in scenario.skeletons}
+    rows = []
+    options = MeasureOptions(budget_s=2.0)
+    for ivp in scenario.ivps:
+        n = scenario.sizes.for_ivp(ivp)[0]
+        config = Configuration(method, ivp, n, 1, 2)
+        chosen = [v for v in pool if skeletons[v.skeleton].is_mpi][::max(1, len(pool) // count)]
+        chosen = chosen[:count]
+        tasks = plan_tasks(scenario, config, chosen, options)
+        for variant, task in zip(chosen, tasks):
+            real = measure(task, options)
+            halo = ivp.halo(n) if "mpi_neighbour_exchange" in \
+                skeletons[variant.skeleton].exchange_kinds() else None
+            library = build_simulated(generate_variant(variant, skeletons[variant.skeleton],
+                                                       scenario.template_map, method, ivp,
+                                                       None, halo))
+            runs = [simulate(library, n, 2, platform, 20, stable_step(ivp, n), mode="benched")
+                    for _ in range(3)]
+            simulated = _median([r.seconds_per_step for r in runs if r.status == "ok"])
+            row = {"ivp": ivp.name, "n": n, "variant": variant.id, "real_s": real.median_s
+                   if real.status == "ok" else None, "real_status": real.status,
+                   "simulated_s": simulated, "simulated_runs": [r.seconds_per_step for r in runs]}
+            if row["real_s"] and simulated:
+                row["error"] = simulated / row["real_s"] - 1
+            rows.append(row)
+            print(f"  2 ranks {ivp.name} {variant.id}: real {row['real_s']} simulated {simulated}",
+                  flush=True)
+    errors = [abs(r["error"]) for r in rows if "error" in r]
+    return {"platform": str(path.relative_to(ROOT)), "link": link, "rows": rows,
+            "within_15": sum(e <= 0.15 for e in errors), "compared": len(errors),
+            "error_median": _median(errors)}
+
+
+def _agree(points, negative: bool) -> dict:
+    ours = fit_pmnf(points, negative=negative)
+    theirs = fit_extrap(points, negative=negative)
+    return {"ours": ours.leading, "extrap": theirs.leading,
+            "same": ours.leading == theirs.leading, "ours_model": ours.text(),
+            "extrap_model": theirs.text}
+
+
+def pmnf_part(platform_results: dict, measured_sets: list) -> dict:
+    rng = np.random.default_rng(1)
+    ps = np.array([2, 4, 8, 16, 32, 64])
+    synthetic = []
+    for term, law in SYNTHETIC.items():
+        for seed in range(5):
+            noise = 1 + 0.02 * rng.standard_normal((len(ps), 5))
+            points = [(int(p), list(law(p) * noise[i])) for i, p in enumerate(ps)]
+            result = _agree(points, negative=term == "p^-1")
+            result.update({"true": term, "seed": seed,
+                           "ours_right": result["ours"] == term,
+                           "extrap_right": result["extrap"] == term})
+            synthetic.append(result)
+    simulated = []
+    for name, part in platform_results.items():
+        curves: dict = {}
+        for p in part["points"]:
+            if p["status"] == "ok":
+                curves.setdefault((p["ivp"], p["variant"]), []).append((p["ranks"], p["simulated_s"]))
+        for (ivp, variant), points in sorted(curves.items()):
+            if len(points) >= 5:
+                simulated.append({"platform": name, "ivp": ivp, "variant": variant,
+                                  **_agree(sorted(points), negative=True)})
+    measured = [{"set": label, **_agree(points, negative=False)} for label, points in measured_sets]
+    return {
+        "synthetic": synthetic,
+        "synthetic_ours_right": sum(r["ours_right"] for r in synthetic),
+        "synthetic_extrap_right": sum(r["extrap_right"] for r in synthetic),
+        "synthetic_count": len(synthetic),
+        "simulated": simulated, "simulated_same": sum(r["same"] for r in simulated),
+        "measured": measured, "measured_same": sum(r["same"] for r in measured),
+        "same_on_simulated_and_measured": (sum(r["same"] for r in simulated + measured),
+                                           len(simulated) + len(measured))}
+
+
+def measured_sizes(count: int) -> list:
+    """One-rank times of `count` variants of scenarios/mpi.yaml at 6 sizes of Lorenz96."""
+    scenario = load(ROOT / "scenarios" / "mpi.yaml", "scenario")
+    method = scenario.methods[0]
+    ivp = next(i for i in scenario.ivps if i.name == "Lorenz96")
+    pool = build_pool(scenario.skeletons, scenario.template_map, method).variants
+    chosen = pool[::max(1, len(pool) // count)][:count]
+    options = MeasureOptions(budget_s=1.0)
+    sets = []
+    for variant in chosen:
+        points = []
+        for n in [2000, 5000, 12000, 30000, 75000, 190000]:
+            config = Configuration(method, ivp, ivp.sizes.next_valid(n), 1, 1)
+            result = measure(plan_tasks(scenario, config, [variant], options)[0], options)
+            if result.status == "ok":
+                points.append((config.n, result.median_s))
+        print(f"  sizes {variant.id}: {len(points)} of 6 measured", flush=True)
+        if len(points) >= 5:
+            sets.append((f"Lorenz96 {variant.id}", points))
+    return sets
+
+
+def big_part(store) -> dict:
+    """The variant predicted fastest on 256 ranks of the fat tree, simulated there."""
+    scenario = load(ROOT / "scenarios" / "mpi.yaml", "scenario")
+    one = replace(scenario, ivps=tuple(i for i in scenario.ivps if i.name == "Lorenz96"))
+    points, note = simulate_scaling(one, PLATFORMS[0], 256, store, n=16_777_216, shortlist=1,
+                                    steps=10, timeout_s=900, only=[256])
+    return {"note": note, "points": [p.as_json() for p in points]}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ranks-max", type=int, default=64)
+    parser.add_argument("--shortlist", type=int, default=3)
+    parser.add_argument("--variants-2", type=int, default=3, help="variants per IVP, 2-rank check")
+    parser.add_argument("--sizes", type=int, default=4, help="variants measured over 6 sizes")
+    parser.add_argument("--skip-big", action="store_true")
+    args = parser.parse_args()
+    scenario = load(ROOT / "scenarios" / "mpi.yaml", "scenario")
+    result = {"host": {"cpu": host_platform.processor() or host_platform.machine(),
+                       "hardware_id": hardware_identity(), "cpus": len(__import__("os").sched_getaffinity(0))},
+              "commands": "jobs/bench_scaling.sh " + " ".join(sys.argv[1:])}
+    started = time.time()
+    with Store.open(STORE, "a", run={"command": "bench_scaling"}) as store:
+        print("part 1: analytic against SMPI on the platforms", flush=True)
+        result["platforms"] = platforms_part(scenario, store, args.ranks_max, args.shortlist)
+        print("part 2: 2 simulated ranks against 2 real ones", flush=True)
+        result["two_ranks"] = two_ranks_part(store, args.variants_2)
+        print("part 3: PMNF, ours and Extra-P's", flush=True)
+        result["pmnf"] = pmnf_part(result["platforms"], measured_sizes(args.sizes))
+        if not args.skip_big:
+            print("part 4: 256 simulated ranks", flush=True)
+            result["big"] = big_part(store)
+    result["wall_s"] = time.time() - started
+    OUT.write_text(json.dumps(result, indent=1, default=str))
+    print(f"wrote {OUT.relative_to(ROOT)} in {result['wall_s']:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
