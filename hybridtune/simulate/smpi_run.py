@@ -157,9 +157,9 @@ def simulate(library: str | Path, n: int, ranks: int, platform: Platform | str |
     with tempfile.TemporaryDirectory(prefix="ht-smpi-") as folder:
         hostfile = Path(folder) / "hosts.txt"
         hostfile.write_text("".join(f"{host}\n" for host in platform.hosts[:ranks]))
-        command = [tools.smpirun, "-np", str(ranks), "-platform", str(platform.path),
-                   "-hostfile", str(hostfile), *SMPI_OPTIONS, *MODE_OPTIONS[mode],
-                   host_speed_option(platform), str(runner), str(library), str(n)]
+        command = [tools.smpirun, "-np", str(ranks), "-platform",
+                   str(Path(platform.path).resolve()), "-hostfile", str(hostfile), *SMPI_OPTIONS, *MODE_OPTIONS[mode],
+                   host_speed_option(platform), str(runner), str(library.resolve()), str(n)]
         # smpirun copies the runner once per rank into TMPDIR: a folder of this run's own, gone
         # with it even where the run is killed
         env = {**os.environ, "OMP_NUM_THREADS": "1", "TMPDIR": folder}
