@@ -122,6 +122,8 @@ def _run(command: list[str], stdin: str, env: dict, timeout_s: float
     process.returncode = os.waitstatus_to_exitcode(status)
     for reader in readers:
         reader.join(timeout=5.0)
+    for stream in (process.stdout, process.stderr):
+        stream.close()
     text = [b"".join(chunks).decode(errors="replace") for chunks in (out, err)]
     costs = dict(wall_s=wall, cpu_s=usage.ru_utime + usage.ru_stime,
                  max_rss_bytes=usage.ru_maxrss * 1024)    # Linux: kilobytes
@@ -158,8 +160,9 @@ def simulate(library: str | Path, n: int, ranks: int, platform: Platform | str |
         hostfile = Path(folder) / "hosts.txt"
         hostfile.write_text("".join(f"{host}\n" for host in platform.hosts[:ranks]))
         command = [tools.smpirun, "-np", str(ranks), "-platform",
-                   str(Path(platform.path).resolve()), "-hostfile", str(hostfile), *SMPI_OPTIONS, *MODE_OPTIONS[mode],
-                   host_speed_option(platform), str(runner), str(library.resolve()), str(n)]
+                   str(Path(platform.path).resolve()), "-hostfile", str(hostfile),
+                   *SMPI_OPTIONS, *MODE_OPTIONS[mode], host_speed_option(platform),
+                   str(runner), str(library.resolve()), str(n)]
         # smpirun copies the runner once per rank into TMPDIR: a folder of this run's own, gone
         # with it even where the run is killed
         env = {**os.environ, "OMP_NUM_THREADS": "1", "TMPDIR": folder}
