@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform as host_platform
 import statistics
 import sys
@@ -31,7 +32,10 @@ sys.path.insert(0, str(ROOT))
 from hybridtune.describe.configuration import Configuration                 # noqa: E402
 from hybridtune.describe.loader import load                                 # noqa: E402
 from hybridtune.describe.platform import load_platform                      # noqa: E402
-from hybridtune.face.comm_models import exchange_models                     # noqa: E402
+from hybridtune.face.comm_models import EXCHANGE_SIZES, SWITCH_SIZES        # noqa: E402
+from hybridtune.predict.collectives import fit_exchange, protocol_switch    # noqa: E402
+from hybridtune.measure.comm_bench import comm_run, pingpong                # noqa: E402
+from hybridtune.predict.hockney import fit_hockney                          # noqa: E402
 from hybridtune.face.simulation import simulate_scaling                     # noqa: E402
 from hybridtune.generate.cvariant import generate_variant                   # noqa: E402
 from hybridtune.generate.pool import build_pool                             # noqa: E402
@@ -91,47 +95,60 @@ def platforms_part(scenario, store, ranks_max: int, shortlist: int) -> dict:
     return out
 
 
-def host_platform_file(store) -> tuple[Path, dict]:
-    """A two-host platform of this machine from its ping-pong fit (latency: the first piece's,
-    bandwidth: the last piece's), for the 2-rank check only."""
-    scenario = load(ROOT / "scenarios" / "mpi.yaml", "scenario")
-    models, _ = exchange_models(scenario, store)
-    fit = models["mpi_neighbour_exchange"].fit
-    latency, bandwidth = fit.pieces[0].alpha_s, 1.0 / fit.pieces[-1].beta_s_per_byte
+def host_platform_file() -> tuple[Path, tuple, dict]:
+    """A two-host platform of this machine and its smpirun options, calibrated as SMPI is: from
+    the pairwise exchange the variants' allgathers make on 2 ranks, measured now and fitted
+    piecewise (Hockney, its protocol switch where a ping-pong switches). Its links carry the
+    first piece; SMPI's latency and bandwidth factors, by message size, turn it into the second
+    from the switch on. For the 2-rank check only."""
+    probe = pingpong(SWITCH_SIZES, reps=15, target_s=0.01, ranks=2)
+    switch = protocol_switch(fit_hockney([(p.bytes, p.median_s) for p in probe.points]))
+    run = comm_run("allgather", EXCHANGE_SIZES, reps=15, target_s=0.01, ranks=2)
+    fit = fit_exchange("mpi_allgather", run, switch).fit
+    first, last = fit.pieces[0], fit.pieces[-1]
     path = ROOT / "data" / "bench" / "host-platform.xml"
     path.write_text(
         "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
-        "<!-- This machine as two hosts, from its fitted neighbour exchange (bench_scaling.py) -->\n"
+        "<!-- This machine as two hosts, from its 2-rank exchange (jobs/bench_scaling.py) -->\n"
         "<platform version=\"4.1\">\n"
         f"  <cluster id=\"host\" prefix=\"rank-\" suffix=\"\" radical=\"0-1\" speed=\"1Gf\" "
-        f"bw=\"{bandwidth:.6g}Bps\" lat=\"{latency / 2:.6g}s\"/>\n</platform>\n")
-    return path, {"latency_s": latency, "bandwidth_bytes_per_s": bandwidth}
+        f"bw=\"{1 / first.beta_s_per_byte:.6g}Bps\" lat=\"{first.alpha_s / 2:.6g}s\"/>\n"
+        "</platform>\n")
+    options = ()
+    if len(fit.pieces) > 1:
+        options = (f"--cfg=smpi/lat-factor:0:1;{last.from_bytes}:"
+                   f"{last.alpha_s / first.alpha_s:.6g}",
+                   f"--cfg=smpi/bw-factor:0:1;{last.from_bytes}:"
+                   f"{first.beta_s_per_byte / last.beta_s_per_byte:.6g}")
+    return path, options, {
+        "pieces": [[p.from_bytes, p.alpha_s, p.beta_s_per_byte] for p in fit.pieces],
+        "fit_error": fit.fit_error, "held_out_error": fit.held_out_error, "options": options}
 
 
 def two_ranks_part(store, count: int) -> dict:
     scenario = load(ROOT / "scenarios" / "mpi.yaml", "scenario")
-    path, link = host_platform_file(store)
+    path, options, link = host_platform_file()
     platform = load_platform(path)
     method = scenario.methods[0]
     pool = build_pool(scenario.skeletons, scenario.template_map, method).variants
     skeletons = {s.name: s for s in scenario.skeletons}
     rows = []
-    options = MeasureOptions(budget_s=2.0)
+    measuring = MeasureOptions(budget_s=2.0)
     for ivp in scenario.ivps:
         n = scenario.sizes.for_ivp(ivp)[0]
         config = Configuration(method, ivp, n, 1, 2)
         chosen = [v for v in pool if skeletons[v.skeleton].is_mpi][::max(1, len(pool) // count)]
         chosen = chosen[:count]
-        tasks = plan_tasks(scenario, config, chosen, options)
+        tasks = plan_tasks(scenario, config, chosen, measuring)
         for variant, task in zip(chosen, tasks):
-            real = measure(task, options)
+            real = measure(task, measuring)
             halo = ivp.halo(n) if "mpi_neighbour_exchange" in \
                 skeletons[variant.skeleton].exchange_kinds() else None
             library = build_simulated(generate_variant(variant, skeletons[variant.skeleton],
                                                        scenario.template_map, method, ivp,
                                                        None, halo))
-            runs = [simulate(library, n, 2, platform, 20, stable_step(ivp, n), mode="benched")
-                    for _ in range(3)]
+            runs = [simulate(library, n, 2, platform, 20, stable_step(ivp, n), mode="benched",
+                             options=options) for _ in range(3)]
             simulated = _median([r.seconds_per_step for r in runs if r.status == "ok"])
             row = {"ivp": ivp.name, "n": n, "variant": variant.id, "real_s": real.median_s
                    if real.status == "ok" else None, "real_status": real.status,
@@ -148,7 +165,9 @@ def two_ranks_part(store, count: int) -> dict:
 
 
 def _agree(points, negative: bool) -> dict:
-    ours = fit_pmnf(points, negative=negative)
+    """Both fits of the same points; ours of each point's mean, as Extra-P models the mean of
+    a point's repetitions."""
+    ours = fit_pmnf([(x, float(np.mean(y))) for x, y in points], negative=negative)
     theirs = fit_extrap(points, negative=negative)
     return {"ours": ours.leading, "extrap": theirs.leading,
             "same": ours.leading == theirs.leading, "ours_model": ours.text(),
@@ -157,10 +176,10 @@ def _agree(points, negative: bool) -> dict:
 
 def pmnf_part(platform_results: dict, measured_sets: list) -> dict:
     rng = np.random.default_rng(1)
-    ps = np.array([2, 4, 8, 16, 32, 64])
+    ps = np.array([2, 4, 8, 16, 32, 64, 128, 256])
     synthetic = []
     for term, law in SYNTHETIC.items():
-        for seed in range(5):
+        for seed in range(10):
             noise = 1 + 0.02 * rng.standard_normal((len(ps), 5))
             points = [(int(p), list(law(p) * noise[i])) for i, p in enumerate(ps)]
             result = _agree(points, negative=term == "p^-1")
@@ -221,32 +240,58 @@ def big_part(store) -> dict:
     return {"note": note, "points": [p.as_json() for p in points]}
 
 
+PARTS = ("platforms", "two_ranks", "pmnf", "big")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ranks-max", type=int, default=64)
     parser.add_argument("--shortlist", type=int, default=3)
     parser.add_argument("--variants-2", type=int, default=3, help="variants per IVP, 2-rank check")
     parser.add_argument("--sizes", type=int, default=4, help="variants measured over 6 sizes")
-    parser.add_argument("--skip-big", action="store_true")
+    parser.add_argument("--parts", default=",".join(PARTS),
+                        help=f"parts to run (default all: {','.join(PARTS)}); the others are "
+                             f"kept from {OUT.relative_to(ROOT)}")
     args = parser.parse_args()
+    parts = args.parts.split(",")
+    unknown = sorted(set(parts) - set(PARTS))
+    if unknown:
+        parser.error(f"--parts {args.parts}: unknown {', '.join(unknown)}; expected some of "
+                     f"{', '.join(PARTS)}")
     scenario = load(ROOT / "scenarios" / "mpi.yaml", "scenario")
-    result = {"host": {"cpu": host_platform.processor() or host_platform.machine(),
-                       "hardware_id": hardware_identity(), "cpus": len(__import__("os").sched_getaffinity(0))},
-              "commands": "jobs/bench_scaling.sh " + " ".join(sys.argv[1:])}
-    started = time.time()
+    result = json.loads(OUT.read_text()) if OUT.exists() and set(parts) != set(PARTS) else {}
+    result.update({"host": {"cpu": host_platform.processor() or host_platform.machine(),
+                            "hardware_id": hardware_identity(),
+                            "cpus": len(os.sched_getaffinity(0))}})
+    result.setdefault("commands", {})
+
+    def done(part: str, value, started: float) -> None:
+        """Each part written as it ends: a run stopped later keeps it."""
+        result[part] = value
+        result["commands"][part] = "jobs/bench_scaling.sh " + " ".join(sys.argv[1:])
+        result.setdefault("wall_s", {})[part] = time.time() - started
+        OUT.write_text(json.dumps(result, indent=1, default=str))
+
     with Store.open(STORE, "a", run={"command": "bench_scaling"}) as store:
-        print("part 1: analytic against SMPI on the platforms", flush=True)
-        result["platforms"] = platforms_part(scenario, store, args.ranks_max, args.shortlist)
-        print("part 2: 2 simulated ranks against 2 real ones", flush=True)
-        result["two_ranks"] = two_ranks_part(store, args.variants_2)
-        print("part 3: PMNF, ours and Extra-P's", flush=True)
-        result["pmnf"] = pmnf_part(result["platforms"], measured_sizes(args.sizes))
-        if not args.skip_big:
+        if "platforms" in parts:
+            print("part 1: analytic against SMPI on the platforms", flush=True)
+            started = time.time()
+            done("platforms", platforms_part(scenario, store, args.ranks_max, args.shortlist),
+                 started)
+        if "two_ranks" in parts:
+            print("part 2: 2 simulated ranks against 2 real ones", flush=True)
+            started = time.time()
+            done("two_ranks", two_ranks_part(store, args.variants_2), started)
+        if "pmnf" in parts:
+            print("part 3: PMNF, ours and Extra-P's", flush=True)
+            started = time.time()
+            done("pmnf", pmnf_part(result.get("platforms", {}), measured_sizes(args.sizes)),
+                 started)
+        if "big" in parts:
             print("part 4: 256 simulated ranks", flush=True)
-            result["big"] = big_part(store)
-    result["wall_s"] = time.time() - started
-    OUT.write_text(json.dumps(result, indent=1, default=str))
-    print(f"wrote {OUT.relative_to(ROOT)} in {result['wall_s']:.0f} s")
+            started = time.time()
+            done("big", big_part(store), started)
+    print(f"wrote {OUT.relative_to(ROOT)}")
     return 0
 
 

@@ -135,12 +135,14 @@ def _tail(text: str) -> str:
 
 
 def simulate(library: str | Path, n: int, ranks: int, platform: Platform | str | Path, steps: int,
-             h: float, t0: float = 0.0, mode: str = "injected", timeout_s: float = 600.0
-             ) -> SimulatedRun:
+             h: float, t0: float = 0.0, mode: str = "injected", timeout_s: float = 600.0,
+             options: tuple = ()) -> SimulatedRun:
     """Run a variant library built by build_simulated on the platform's first `ranks` hosts (one
     rank each) under smpirun: `steps` steps after one untimed, their simulated seconds per step.
     A request that cannot run raises (PlatformError, RequestError); a run that crashes, times out
-    or answers what cannot be read is a failed SimulatedRun with the end of its stderr."""
+    or answers what cannot be read is a failed SimulatedRun with the end of its stderr. options:
+    more smpirun options, after (and so over) SMPI_OPTIONS: a platform's calibrated
+    smpi/lat-factor and smpi/bw-factor."""
     if mode not in MODES:
         raise RequestError(f"simulation mode {mode!r}: expected one of {', '.join(MODES)}")
     if steps < 1 or ranks < 1 or n < ranks:
@@ -161,7 +163,7 @@ def simulate(library: str | Path, n: int, ranks: int, platform: Platform | str |
         hostfile.write_text("".join(f"{host}\n" for host in platform.hosts[:ranks]))
         command = [tools.smpirun, "-np", str(ranks), "-platform",
                    str(Path(platform.path).resolve()), "-hostfile", str(hostfile),
-                   *SMPI_OPTIONS, *MODE_OPTIONS[mode], host_speed_option(platform),
+                   *SMPI_OPTIONS, *options, *MODE_OPTIONS[mode], host_speed_option(platform),
                    str(runner), str(library.resolve()), str(n)]
         # smpirun copies the runner once per rank into TMPDIR: a folder of this run's own, gone
         # with it even where the run is killed
