@@ -140,6 +140,10 @@ def load_platform(path: str | Path) -> Platform:
     if root.tag != "platform":
         raise PlatformError(f"platform file {path}: the root element is <{root.tag}>, SimGrid "
                             "expects <platform version=\"4.1\">")
+    if not (text.lstrip().startswith("<?xml") and "<!DOCTYPE platform" in text):
+        raise PlatformError(f"platform file {path}, line 1: SimGrid needs the prolog <?xml "
+                            "version='1.0'?> and <!DOCTYPE platform SYSTEM "
+                            "\"https://simgrid.org/simgrid.dtd\"> before <platform>")
     cluster = root.find(".//cluster")
     if cluster is None:
         raise PlatformError(f"platform file {path}: no <cluster> element (a cluster of identical "

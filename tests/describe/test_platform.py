@@ -244,3 +244,10 @@ def test_the_line_named_is_the_clusters_even_after_a_comment_naming_one(platform
                         '<platform version="4.1">\n  <!-- one <cluster> of four hosts -->\n')
     message = refused(platform_file(text))
     assert "line 5, <cluster>" in message
+
+
+@pytest.mark.parametrize("drop", ["<?xml version='1.0'?>\n",
+                                  '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'])
+def test_a_platform_without_simgrids_prolog_is_refused_as_simgrid_refuses_it(platform_file, drop):
+    message = refused(platform_file(platform_text().replace(drop, "")))
+    assert "line 1" in message and "SimGrid needs the prolog" in message
