@@ -12,6 +12,7 @@ import pytest
 
 from hybridtune.describe.library import PROJECT_ROOT
 from hybridtune.face.cli import main
+from hybridtune.predict.variants import VariantPrediction
 
 SCENARIO = PROJECT_ROOT / "tests" / "data" / "scaling" / "scaling.scenario.yaml"
 FAT_TREE = PROJECT_ROOT / "tests" / "data" / "platforms" / "fat-tree-100g.xml"
@@ -56,3 +57,52 @@ def scaling_run(tmp_path_factory) -> ScalingRun:
         as_json = run_cli(*argv, "--json", "--db", db)
         as_text = run_cli(*argv, "--db", db)
     return ScalingRun(as_json, as_text, db, cache)
+
+
+# ---- hand-built curves of known times ------------------------------------------------------------
+
+N_HAND = 1000
+
+
+def prediction(variant: str, ranks: int, seconds: float, comm: float = 0.0, n: int = N_HAND,
+               status: str = "ok", skeleton: str | None = None) -> VariantPrediction:
+    return VariantPrediction(variant, skeleton or variant.split("_")[0], "radauIIA7", "Lorenz96",
+                             n, 1, status, seconds, comm, ranks=ranks)
+
+
+def tables(curves: dict) -> dict:
+    """{variant: {P: (seconds, comm, n)}} -> {P: [VariantPrediction]}."""
+    out: dict = {}
+    for variant, points in curves.items():
+        for p, (seconds, comm, n) in points.items():
+            out.setdefault(p, []).append(prediction(variant, p, seconds, comm, n))
+    return out
+
+
+# "A-mpi_x": gathers, its communication grows with P and overtakes its computation at 8 ranks;
+# "F-mpi-nx_y": slower on one rank, scales perfectly (no communication at all).
+# Strong: A is fastest on 1 and 2 ranks, F from 4 on. Weak: A's step grows slowly, F's stays at 10
+# s, A stays fastest: the best variants of strong and weak scaling differ at 4 and 8 ranks.
+STRONG = {"A-mpi_x": {1: (8.0, 0.0, N_HAND), 2: (4.5, 0.5, N_HAND), 4: (2.6, 0.6, N_HAND),
+                      8: (2.0, 1.1, N_HAND)},
+          "F-mpi-nx_y": {1: (10.0, 0.0, N_HAND), 2: (5.0, 0.0, N_HAND), 4: (2.5, 0.0, N_HAND),
+                         8: (1.25, 0.0, N_HAND)}}
+WEAK = {"A-mpi_x": {1: (8.0, 0.0, N_HAND), 2: (8.5, 0.5, 2 * N_HAND), 4: (9.0, 1.0, 4 * N_HAND),
+                    8: (9.5, 1.5, 8 * N_HAND)},
+        "F-mpi-nx_y": {p: (10.0, 0.0, p * N_HAND) for p in (1, 2, 4, 8)}}
+
+
+# ---- bad requests: exit code 2, one message, no store written ------------------------------------
+
+def refusal(tmp_path: Path, command: str):
+    """run(*argv) -> stderr of `command` refused: exit 2, one `error:` line, no store written."""
+    db = tmp_path / "never.h5"
+
+    def _refused(*argv) -> str:
+        code, out, err = run_cli(command, *argv, "--db", db)
+        assert code == 2 and out == "", (code, out, err)
+        assert err.startswith("error: ") and err.count("\n") == 1, err
+        assert not db.exists()
+        assert not os.path.exists(os.environ["HYBRIDTUNE_STORE"])
+        return err
+    return _refused

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 
 import pytest
 
-from scaling_support import FAT_TREE, SCENARIO, cache_at, run_cli
+from scaling_support import FAT_TREE, SCENARIO, cache_at, refusal, run_cli
 
 from hybridtune.describe.library import PROJECT_ROOT
 from hybridtune.describe.loader import load
@@ -242,16 +241,7 @@ def test_the_interval_spreads_the_computation_by_the_models_error(measured):
 
 @pytest.fixture
 def refused(tmp_path):
-    db = tmp_path / "never.h5"
-
-    def _refused(*argv) -> str:
-        code, out, err = run_cli("plan", *argv, "--db", db)
-        assert code == 2 and out == "", (code, out, err)
-        assert err.startswith("error: ") and err.count("\n") == 1, err
-        assert not db.exists()
-        assert not os.path.exists(os.environ["HYBRIDTUNE_STORE"])
-        return err
-    return _refused
+    return refusal(tmp_path, "plan")
 
 
 @pytest.mark.parametrize("nodes", [0, -2])

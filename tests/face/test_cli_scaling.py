@@ -6,7 +6,6 @@ import contextlib
 import io
 import json
 import math
-import os
 
 import pytest
 
@@ -16,6 +15,7 @@ from hybridtune.face.cli import main
 from hybridtune.generate.pool import pool_for
 from hybridtune.predict.collectives import allgather_distances, allgather_steps
 from hybridtune.store import Store
+from scaling_support import refusal
 
 SCENARIO = PROJECT_ROOT / "tests" / "data" / "scaling" / "scaling.scenario.yaml"
 NO_MPI = PROJECT_ROOT / "tests" / "data" / "predict" / "small.scenario.yaml"
@@ -168,16 +168,7 @@ def test_the_store_holds_the_runs(scaled):
 
 @pytest.fixture
 def refused(tmp_path):
-    db = tmp_path / "never.h5"
-
-    def _refused(*argv) -> str:
-        code, out, err = run("predict", *argv, "--db", db)
-        assert code == 2 and out == "", (code, out, err)
-        assert err.startswith("error: ") and err.count("\n") == 1, err
-        assert not db.exists()
-        assert not os.path.exists(os.environ["HYBRIDTUNE_STORE"])
-        return err
-    return _refused
+    return refusal(tmp_path, "predict")
 
 
 def test_ranks_max_zero_is_refused(refused):

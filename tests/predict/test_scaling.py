@@ -10,38 +10,10 @@ import pytest
 from hybridtune.errors import HybridtuneError
 from hybridtune.predict.scaling import (ScalingPoint, rank_counts, scaling_study, study_json,
                                         variant_json)
-from hybridtune.predict.variants import VariantPrediction
+from scaling_support import STRONG, WEAK, prediction, tables
 
-N = 1000
+N = 1000                # as the shared curves' N_HAND
 RANKS = (1, 2, 4, 8)
-
-
-def prediction(variant: str, ranks: int, seconds: float, comm: float = 0.0, n: int = N,
-               status: str = "ok", skeleton: str | None = None) -> VariantPrediction:
-    return VariantPrediction(variant, skeleton or variant.split("_")[0], "radauIIA7", "Lorenz96",
-                             n, 1, status, seconds, comm, ranks=ranks)
-
-
-def tables(curves: dict) -> dict:
-    """{variant: {P: (seconds, comm, n)}} -> {P: [VariantPrediction]}."""
-    out: dict = {}
-    for variant, points in curves.items():
-        for p, (seconds, comm, n) in points.items():
-            out.setdefault(p, []).append(prediction(variant, p, seconds, comm, n))
-    return out
-
-
-# "A-mpi_x": gathers, its communication grows with P and overtakes its computation at 8 ranks;
-# "F-mpi-nx_y": slower on one rank, scales perfectly (no communication at all).
-# Strong: A is fastest on 1 and 2 ranks, F from 4 on. Weak: A's step grows slowly, F's stays at 10
-# s, A stays fastest: the best variants of strong and weak scaling differ at 4 and 8 ranks.
-STRONG = {"A-mpi_x": {1: (8.0, 0.0, N), 2: (4.5, 0.5, N), 4: (2.6, 0.6, N), 8: (2.0, 1.1, N)},
-          "F-mpi-nx_y": {1: (10.0, 0.0, N), 2: (5.0, 0.0, N), 4: (2.5, 0.0, N),
-                         8: (1.25, 0.0, N)}}
-WEAK = {"A-mpi_x": {1: (8.0, 0.0, N), 2: (8.5, 0.5, 2 * N), 4: (9.0, 1.0, 4 * N),
-                    8: (9.5, 1.5, 8 * N)},
-        "F-mpi-nx_y": {1: (10.0, 0.0, N), 2: (10.0, 0.0, 2 * N), 4: (10.0, 0.0, 4 * N),
-                       8: (10.0, 0.0, 8 * N)}}
 
 
 @pytest.fixture

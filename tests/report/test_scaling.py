@@ -7,31 +7,10 @@ import re
 import pytest
 
 from hybridtune.predict.scaling import scaling_study
-from hybridtune.predict.variants import VariantPrediction
 from hybridtune.report.scaling import crossover_text, study_lines
+from scaling_support import STRONG, WEAK, tables
 
 N = 1000
-
-
-def tables(curves: dict) -> dict:
-    """{variant: {P: (seconds, comm, n)}} -> {P: [VariantPrediction]}."""
-    out: dict = {}
-    for variant, points in curves.items():
-        for p, (seconds, comm, n) in points.items():
-            out.setdefault(p, []).append(VariantPrediction(
-                variant, variant.split("_")[0], "radauIIA7", "Lorenz96", n, 1, "ok", seconds,
-                comm, ranks=p))
-    return out
-
-
-# A gathers (fastest on 1 and 2 ranks, communication overtaking at 8), F scales perfectly and is
-# fastest from 4 ranks on; on the weak curve A stays fastest
-STRONG = {"A-mpi_x": {1: (8.0, 0.0, N), 2: (4.5, 0.5, N), 4: (2.6, 0.6, N), 8: (2.0, 1.1, N)},
-          "F-mpi-nx_y": {1: (10.0, 0.0, N), 2: (5.0, 0.0, N), 4: (2.5, 0.0, N),
-                         8: (1.25, 0.0, N)}}
-WEAK = {"A-mpi_x": {1: (8.0, 0.0, N), 2: (8.5, 0.5, 2 * N), 4: (9.0, 1.0, 4 * N),
-                    8: (9.5, 1.5, 8 * N)},
-        "F-mpi-nx_y": {p: (10.0, 0.0, p * N) for p in (1, 2, 4, 8)}}
 
 
 @pytest.fixture
