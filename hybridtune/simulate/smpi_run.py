@@ -95,6 +95,27 @@ def _end(pid: int) -> tuple[int, object]:
     return status, usage
 
 
+def _group_memory(group: int) -> int:
+    """The memory of a process group now, in bytes: the larger of its processes' resident sets
+    together and the highest resident set any of them reached (VmHWM). ru_maxrss would count
+    the resident set the child inherited from this process when it was forked."""
+    together, highest = 0, 0
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat") as stat:
+                if int(stat.read().rsplit(")", 1)[1].split()[2]) != group:
+                    continue
+            with open(f"/proc/{entry.name}/status") as status:
+                fields = dict(line.split(":", 1) for line in status if ":" in line)
+        except (OSError, ValueError, IndexError):
+            continue              # gone meanwhile, or a kernel thread
+        together += int(fields.get("VmRSS", "0 kB").split()[0]) * 1024
+        highest = max(highest, int(fields.get("VmHWM", "0 kB").split()[0]) * 1024)
+    return max(together, highest)
+
+
 def _run(command: list[str], stdin: str, env: dict, timeout_s: float
          ) -> tuple[str, str, int | None, dict]:
     """stdout, stderr, exit code (None on timeout) and the costs (wall_s, cpu_s, max_rss_bytes)
@@ -109,8 +130,9 @@ def _run(command: list[str], stdin: str, env: dict, timeout_s: float
         process.stdin.close()
     except BrokenPipeError:
         pass
-    code = None
+    code, peak = None, 0
     while time.monotonic() - started < timeout_s:
+        peak = max(peak, _group_memory(process.pid))    # sampled every 50 ms
         reaped, status, usage = os.wait4(process.pid, os.WNOHANG)
         if reaped:
             code = os.waitstatus_to_exitcode(status)
@@ -125,8 +147,7 @@ def _run(command: list[str], stdin: str, env: dict, timeout_s: float
     for stream in (process.stdout, process.stderr):
         stream.close()
     text = [b"".join(chunks).decode(errors="replace") for chunks in (out, err)]
-    costs = dict(wall_s=wall, cpu_s=usage.ru_utime + usage.ru_stime,
-                 max_rss_bytes=usage.ru_maxrss * 1024)    # Linux: kilobytes
+    costs = dict(wall_s=wall, cpu_s=usage.ru_utime + usage.ru_stime, max_rss_bytes=peak)
     return text[0], text[1], code, costs
 
 
