@@ -68,6 +68,15 @@ def _point(scenario, config, prediction, platform, steps: int, timeout_s: float)
                           run.message)
 
 
+def _fastest_per_skeleton(predictions) -> list:
+    """The fastest successful prediction of each skeleton form, in ranked order."""
+    seen: dict = {}
+    for p in predictions:
+        if p.status == "ok":
+            seen.setdefault(p.skeleton, p)
+    return list(seen.values())
+
+
 _POOLS: dict = {}
 
 
@@ -82,10 +91,11 @@ def _pool(scenario, method):
 def simulate_scaling(scenario, platform_path: str, ranks_max: int, store, n: int | None = None,
                      variants: list[str] | None = None, shortlist: int = SHORTLIST,
                      steps: int = 10, timeout_s: float = 600.0, on_point=None,
-                     only: list[int] | None = None) -> tuple:
+                     only: list[int] | None = None, per_skeleton: bool = False) -> tuple:
     """(points, note): the named variants (default: the `shortlist` predicted fastest at each
-    rank count, each then simulated at every rank count) on 1, 2, 4, ... ranks_max simulated
-    ranks of one thread (only: these rank counts), strong scaling at the scenario's sizes."""
+    rank count, and with per_skeleton the fastest of each skeleton form too, each then simulated
+    at every rank count where it runs) on 1, 2, 4, ... ranks_max simulated ranks of one thread
+    (only: these rank counts), strong scaling at the scenario's sizes."""
     platform = load_platform(platform_path)
     ranks = only or rank_counts(ranks_max)
     models = communication(scenario, ranks, store, platform_path)
@@ -99,6 +109,9 @@ def simulate_scaling(scenario, platform_path: str, ranks_max: int, store, n: int
                 mine = [r for r in rankings if r.configuration.method is method]
                 chosen = list(variants or dict.fromkeys(
                     p.id for r in mine for p in r.predictions[:shortlist] if p.status == "ok"))
+                if per_skeleton and not variants:
+                    chosen = list(dict.fromkeys(chosen + [
+                        p.id for r in mine for p in _fastest_per_skeleton(r.predictions)]))
                 for ranking in mine:
                     by_id = {p.id: p for p in ranking.predictions if p.status == "ok"}
                     for variant in chosen:
