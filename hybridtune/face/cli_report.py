@@ -108,7 +108,7 @@ def scaling_plots(documents: list[dict], measurements) -> list:
     return [scaling_plot(studies, simulated, ok)]
 
 
-def build(frames: dict) -> dict:
+def build(frames: dict, store: str = "", scaling_only: bool = False) -> dict:
     """Everything the page shows: evaluation (or why not), drawn plots and missing ones, notes."""
     from hybridtune.strategies.evaluate import evaluate, regime_errors
     from hybridtune.strategies.noise import measured as measured_noise
@@ -117,8 +117,13 @@ def build(frames: dict) -> dict:
     from hybridtune.report.plots import Missing
     measurements, predictions = frames["measurements"], frames["variant_predictions"]
     if measurements.empty and predictions.empty:
-        raise RequestError("the store holds neither measurements nor variant predictions: "
-                           "nothing to report")
+        why = (f"the store {store} holds neither measurements nor variant predictions (`tune` "
+               "or `predict` writes them)")
+        if not scaling_only:
+            raise RequestError(f"{why}: nothing to report")
+        return {"evaluation": None, "why": why, "plots": [], "missing": [], "regimes": {},
+                "notes": [why + "; only the scaling curves are drawn"], "hardware": [],
+                "counts": []}
     notes, drawn, missing = [], [], []
     rows, why = None, ""
     try:
@@ -227,7 +232,7 @@ def cmd_report(args) -> int:
     folder = check_output(args.output)
     documents = read_scaling(args.scaling)
     frames = read_frames(args.db, ("runs", "measurements", "variant_predictions"))
-    content = build(frames)
+    content = build(frames, args.db, scaling_only=bool(documents))
     content["plots"] += scaling_plots(documents, frames["measurements"])
     runs = frames["runs"][["command", "host", "started_at"]].to_dict("records")
     text = page(args.db, runs, content["hardware"], content["counts"], content["evaluation"],

@@ -26,6 +26,13 @@ def check_predict_arguments(args) -> None:
                            "use --ranks P for one rank count")
 
 
+def check_sizes(scenario, n: int | None) -> None:
+    """-n valid for every IVP of the scenario, refused before anything is written."""
+    if n is not None:
+        for ivp in scenario.ivps:
+            ivp.check_n(n)
+
+
 def check_scaling_arguments(args) -> None:
     if args.ranks_max < 1:
         raise RequestError(f"--ranks-max {args.ranks_max}: expected a rank count of at least 1")
@@ -49,6 +56,7 @@ def cmd_scaling(args) -> int:
                            "skeleton (A-mpi ... H-mpi), and only those run on more than one rank")
     if args.platform:
         load_platform(args.platform).check_ranks(args.ranks_max)      # refused before any write
+    check_sizes(scenario, args.n)
     check_compiler(scenario.machine)
 
     def shown(study) -> None:
@@ -107,8 +115,10 @@ def _count(value: int, noun: str) -> str:
 
 def plan_lines(plan) -> list[str]:
     c, i = plan.choice, plan.interval
-    lines = [f"{plan.method} {plan.ivp} n={plan.n}: the fastest variant of each layout",
-             f"  {'nodes':>5}  {'ranks':>6}  {'threads':>7}  {'s/step':>10}  {'efficiency':>10}  "
+    lines = [f"{plan.method} {plan.ivp} n={plan.n}: the fastest variant of each layout; 'vs 1 "
+             "node': parallel efficiency over the nodes, the best one-node time over nodes x "
+             "this time",
+             f"  {'nodes':>5}  {'ranks':>6}  {'threads':>7}  {'s/step':>10}  {'vs 1 node':>10}  "
              f"{'node-s/step':>11}  variant"]
     for o in plan.options:
         mark = "*" if o == c else " "
@@ -145,6 +155,7 @@ def cmd_plan(args) -> int:
             raise RequestError(f"{args.platform}: --nodes-max {args.nodes_max} asks for "
                                f"{_count(args.nodes_max, 'node')}, the platform has "
                                f"{_count(hosts, 'host')} (one node per host)")
+    check_sizes(scenario, args.n)
     check_compiler(scenario.machine)
     with open_store(args.db, scenario, "plan") as store:
         plans = plan_job(scenario, args.nodes_max, store, args.platform, args.n,

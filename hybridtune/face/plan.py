@@ -64,6 +64,11 @@ def plan_job(scenario, nodes_max: int, store, platform_path: str | None = None,
                                  store, platform_path, threads=max(c.threads for c in candidates))
     spread, spread_note = compute_spread(store, machine.sha256)
     comm_rel = comm_spread(models)
+    comm_note = ("communication as the platform's stated links give it (no fit error)"
+                 if platform_path else
+                 f"communication within {comm_rel:.0%} (its fits' largest held-out error); "
+                 "without --platform the exchanges between nodes are priced by this machine's "
+                 "own (shared-memory) fits: give --platform FILE for a cluster's network")
     plans = []
     for ivp in scenario.ivps:
         one = replace(scenario, ivps=(ivp,))
@@ -84,6 +89,5 @@ def plan_job(scenario, nodes_max: int, store, platform_path: str | None = None,
                 chosen = choose(options, efficiency)
                 plans.append(Plan(method, ivp.name, size, tuple(options), chosen,
                                   interval(chosen, spread, comm_rel),
-                                  f"{note}; {spread_note}; communication within "
-                                  f"{comm_rel:.0%} (its fits' largest held-out error)"))
+                                  f"{note}; {spread_note}; {comm_note}"))
     return plans

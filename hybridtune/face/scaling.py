@@ -34,7 +34,9 @@ def communication(scenario, ranks: list[int], store, platform_path: str | None =
     return (platform_models(platform, models.omp_barrier),
             f"exchanges on platform {platform.path} ({len(platform.hosts)} hosts, "
             f"{platform.topology}): {far[0] * 1e6:.2f} us and {far[1] / 1e9:.2f} GB/s between "
-            f"the furthest hosts, {near[0] * 1e6:.2f} us between neighbours; one rank per host"
+            f"the furthest hosts, {near[0] * 1e6:.2f} us between neighbours; "
+            + ("one rank per host" if threads == 1 else "ranks of one node priced as the "
+               "network's too (an upper bound)")
             + (f"; {note}" if note else ""))
 
 

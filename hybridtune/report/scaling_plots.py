@@ -31,6 +31,7 @@ def scaling_plot(studies: list[dict], simulated: list[dict], measured: pd.DataFr
     measured medians of the same variants as dots."""
     keys = sorted({(s["ivp"], s["n"]) for s in studies} | {(p["ivp"], p["n"]) for p in simulated})
     figure, axes = _grid(len(keys), title="Time per step against ranks (one thread per rank)")
+    drawn = set()
     for ax, (ivp, n) in zip(axes, keys):
         named = set()
         for study in (s for s in studies if (s["ivp"], s["n"]) == (ivp, n)):
@@ -39,26 +40,34 @@ def scaling_plot(studies: list[dict], simulated: list[dict], measured: pd.DataFr
                 ax.plot(ranks, [p["seconds"] for p in variant["strong"]], marker=".",
                         label=f"predicted {variant['variant']}")
                 named.add(variant["variant"])
+                drawn.add("predicted")
         mine = [p for p in simulated if (p["ivp"], p["n"]) == (ivp, n)]
         for variant in sorted({p["variant"] for p in mine})[:6]:
             points = sorted((p["ranks"], p["simulated_s"]) for p in mine if p["variant"] == variant)
             ax.plot(*zip(*points), linestyle="none", marker="x",
                     label=f"SMPI {variant}")
             named.add(variant)
+            drawn.add("simulated")
         if not measured.empty:
             rows = measured[(measured["ivp"] == ivp) & (measured["n"] == n)
                             & (measured["id"].isin(named)) & (measured["threads"] == 1)]
             if not rows.empty:
                 ax.plot(rows["ranks"], rows["median_s"], linestyle="none", marker="o",
                         color="black", label="measured")
+                drawn.add("measured")
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel("ranks")
         ax.set_ylabel("s / step")
         ax.set_title(f"{ivp} n={n}")
         ax.legend(fontsize=6)
-    return Plot("scaling.png", "Scaling: predicted, simulated, measured",
-                "Lines: the analytic prediction (node ECM + the exchanges' model) of the variants "
-                "fastest on one rank and on the most ranks; crosses: SMPI's simulated step with "
-                "the ECM compute injected; dots: this store's measured medians of those variants "
-                "(one thread per rank).", figure)
+    parts = {"predicted": "lines: the analytic prediction (node ECM + the exchanges' model) of "
+                          "the variants fastest on one rank and on the most ranks",
+             "simulated": "crosses: SMPI's simulated step with the ECM compute injected",
+             "measured": "dots: this store's measured medians of those variants"}
+    absent = [name for name in parts if name not in drawn]
+    caption = "; ".join(text for name, text in parts.items() if name in drawn)
+    caption = caption[:1].upper() + caption[1:] + " (one thread per rank)." + (
+        f" Not drawn: {', '.join(absent)} (none given or stored for these IVPs and sizes)."
+        if absent else "")
+    return Plot("scaling.png", "Scaling: predicted, simulated, measured", caption, figure)

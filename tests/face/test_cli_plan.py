@@ -135,8 +135,10 @@ def test_with_an_efficiency_the_choice_meets_it(planned):
 def test_the_text_marks_the_choice(planned):
     plan = only_plan(planned["fastest"])
     lines = planned["text"].splitlines()
-    assert lines[0] == "radauIIA7 Lorenz96 n=2400: the fastest variant of each layout"
-    assert lines[1].split() == ["nodes", "ranks", "threads", "s/step", "efficiency",
+    assert lines[0] == ("radauIIA7 Lorenz96 n=2400: the fastest variant of each layout; 'vs 1 "
+                        "node': parallel efficiency over the nodes, the best one-node time over "
+                        "nodes x this time")
+    assert lines[1].split() == ["nodes", "ranks", "threads", "s/step", "vs", "1", "node",
                                 "node-s/step", "variant"]
     rows = lines[2:2 + len(LAYOUTS)]
     marked = [row for row in rows if row.startswith("*")]
@@ -233,7 +235,7 @@ def test_the_interval_spreads_the_computation_by_the_models_error(measured):
     assert 0 <= c["low_s"] < c["seconds"] < c["high_s"]
     assert ("computation within 25% (the offline model's median error on 3 measured variants in "
             "the store)") in plan["note"]
-    assert "communication within 0% (its fits' largest held-out error)" in plan["note"]
+    assert "communication as the platform's stated links give it (no fit error)" in plan["note"]
     assert f"(95%: {c['low_s']:.3e} to {c['high_s']:.3e})" in text
 
 
@@ -290,3 +292,8 @@ def test_a_missing_or_unreadable_number_is_a_usage_error(tmp_path, capsys, argv,
     assert info.value.code == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "never.h5").exists()
+
+
+def test_a_size_invalid_for_an_ivp_is_refused_before_anything_is_written(refused):
+    err = refused(SCENARIO, "--nodes-max", 2, "-n", 2)
+    assert "IVP Lorenz96" in err and "n = 2 is not valid: expected n >= 4" in err

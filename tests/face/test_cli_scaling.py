@@ -220,3 +220,8 @@ def test_scaling_options_without_scaling_are_refused(refused, extra):
     --scaling, before the scenario is predicted."""
     err = refused(SCENARIO, *extra)
     assert "--ranks-max and --platform belong to --scaling: add --scaling" in err
+
+
+def test_a_size_invalid_for_an_ivp_is_refused_before_anything_is_written(refused):
+    err = refused(SCENARIO, "--scaling", "--ranks-max", 4, "-n", 2)
+    assert "IVP Lorenz96" in err and "n = 2 is not valid: expected n >= 4" in err
