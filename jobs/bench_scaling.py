@@ -55,7 +55,7 @@ from hybridtune.store import Store                                          # no
 OUT = ROOT / "data" / "bench" / "scaling.json"
 STORE = ROOT / "data" / "bench" / "scaling.h5"
 PLATFORMS = ["data/platforms/fat-tree-100g.xml", "data/platforms/ethernet-10g.xml"]
-ROUNDS = 3          # real and simulated 2-rank runs of a variant, one after the other
+ROUNDS = 5          # real and simulated 2-rank runs of a variant, one after the other
 TIE = 0.001         # variants this close to SMPI's fastest count as tied with it
 SYNTHETIC = {"p": lambda p: 3 + 0.5 * p, "p * log2(p)": lambda p: 1 + 0.2 * p * np.log2(p),
              "log2(p)": lambda p: 2 + 0.7 * np.log2(p), "p^2": lambda p: 1 + 0.01 * p ** 2,
