@@ -8,6 +8,7 @@ from hybridtune.describe.platform import load_platform
 from hybridtune.face.offline import predict_scenario
 from hybridtune.face.scaling import communication
 from hybridtune.generate.cvariant import generate_variant
+from hybridtune.generate.pool import pool_for
 from hybridtune.measure.tasks import stable_step
 from hybridtune.predict.scaling import rank_counts
 from hybridtune.simulate.smpi import build_simulated
@@ -50,9 +51,8 @@ def injected_seconds(prediction, generated) -> tuple:
     return tuple(per_call[template] for template in generated.call_templates)
 
 
-def _point(scenario, config, prediction, platform, steps: int, timeout_s: float):
-    skeleton = {s.name: s for s in scenario.skeletons}[prediction.skeleton]
-    variant = next(v for v in _pool(scenario, config.method) if v.id == prediction.id)
+def _point(scenario, config, prediction, variant, skeleton, platform, steps: int,
+           timeout_s: float):
     halo = config.ivp.halo(config.n) if "mpi_neighbour_exchange" in skeleton.exchange_kinds() \
         else None
     generated = generate_variant(variant, skeleton, scenario.template_map, config.method,
@@ -77,17 +77,6 @@ def _fastest_per_skeleton(predictions) -> list:
     return list(seen.values())
 
 
-_POOLS: dict = {}
-
-
-def _pool(scenario, method):
-    from hybridtune.generate.pool import build_pool
-    key = (scenario.path, method.name)
-    if key not in _POOLS:
-        _POOLS[key] = build_pool(scenario.skeletons, scenario.template_map, method).variants
-    return _POOLS[key]
-
-
 def simulate_scaling(scenario, platform_path: str, ranks_max: int, store, n: int | None = None,
                      variants: list[str] | None = None, shortlist: int = SHORTLIST,
                      steps: int = 10, timeout_s: float = 600.0, on_point=None,
@@ -99,13 +88,15 @@ def simulate_scaling(scenario, platform_path: str, ranks_max: int, store, n: int
     platform = load_platform(platform_path)
     ranks = only or rank_counts(ranks_max)
     models = communication(scenario, ranks, store, platform_path)
-    points = []
+    points, pools = [], {}
+    skeletons = {s.name: s for s in scenario.skeletons}
     for ivp in scenario.ivps:
         one = replace(scenario, ivps=(ivp,))
         for size in [n] if n is not None else list(scenario.sizes.for_ivp(ivp)):
             rankings = predict_scenario(one, size, [1], store, ranks=ranks,
                                         communication=models, keep_rankings=False).rankings
             for method in scenario.methods:
+                pool = pools.setdefault(method.name, pool_for(scenario, method))
                 mine = [r for r in rankings if r.configuration.method is method]
                 chosen = list(variants or dict.fromkeys(
                     p.id for r in mine for p in r.predictions[:shortlist] if p.status == "ok"))
@@ -117,6 +108,7 @@ def simulate_scaling(scenario, platform_path: str, ranks_max: int, store, n: int
                     for variant in chosen:
                         if variant in by_id:
                             point = _point(scenario, ranking.configuration, by_id[variant],
+                                           pool[variant], skeletons[pool[variant].skeleton],
                                            platform, steps, timeout_s)
                             points.append(point)
                             if on_point:

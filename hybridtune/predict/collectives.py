@@ -26,28 +26,30 @@ def allgather_algorithm(bytes_per_rank: float, ranks: int) -> str:
     return "bruck" if total < ALLGATHER_SHORT else "ring"
 
 
-def allgather_steps(bytes_per_rank: float, ranks: int) -> list[float]:
-    """The bytes each rank sends in each step of allgather_algorithm: log2 p steps of 2^k blocks
-    (recursive doubling), ceil(log2 p) steps of min(2^k, p - 2^k) blocks (Bruck), p - 1 steps of
-    one block (ring)."""
+def allgather_schedule(bytes_per_rank: float, ranks: int) -> list[tuple[float, int]]:
+    """(bytes each rank sends, how many ranks apart its partners are) of each step of
+    allgather_algorithm: log2 p steps of 2^k blocks, 2^k apart (recursive doubling); ceil(log2 p)
+    steps of min(2^k, p - 2^k) blocks, 2^k apart (Bruck); p - 1 steps of one block between
+    neighbours (ring)."""
     if ranks <= 1:
         return []
     algorithm = allgather_algorithm(bytes_per_rank, ranks)
     if algorithm == "recursive doubling":
-        return [bytes_per_rank * 2 ** k for k in range(int(math.log2(ranks)))]
+        return [(bytes_per_rank * 2 ** k, 2 ** k) for k in range(int(math.log2(ranks)))]
     if algorithm == "bruck":
-        return [bytes_per_rank * min(2 ** k, ranks - 2 ** k)
+        return [(bytes_per_rank * min(2 ** k, ranks - 2 ** k), 2 ** k)
                 for k in range(math.ceil(math.log2(ranks)))]
-    return [bytes_per_rank] * (ranks - 1)
+    return [(bytes_per_rank, 1)] * (ranks - 1)
+
+
+def allgather_steps(bytes_per_rank: float, ranks: int) -> list[float]:
+    """The bytes each rank sends in each step of allgather_schedule."""
+    return [size for size, _ in allgather_schedule(bytes_per_rank, ranks)]
 
 
 def allgather_distances(bytes_per_rank: float, ranks: int) -> list[int]:
-    """How many ranks apart the partners of each step of allgather_steps are: 2^k in recursive
-    doubling and Bruck, 1 in the ring."""
-    steps = allgather_steps(bytes_per_rank, ranks)
-    if allgather_algorithm(bytes_per_rank, ranks) == "ring":
-        return [1] * len(steps)
-    return [2 ** k for k in range(len(steps))]
+    """How many ranks apart the partners of each step of allgather_schedule are."""
+    return [distance for _, distance in allgather_schedule(bytes_per_rank, ranks)]
 
 
 @dataclass(frozen=True)
@@ -77,8 +79,7 @@ class ExchangeModel:
         if self.op == "mpi_allgather":
             return sum((self.near if self.near is not None and distance < self.near_span
                         else self.fit).seconds(step)
-                       for step, distance in zip(allgather_steps(bytes_per_rank, ranks),
-                                                 allgather_distances(bytes_per_rank, ranks)))
+                       for step, distance in allgather_schedule(bytes_per_rank, ranks))
         if self.op == "mpi_barrier":
             return math.ceil(math.log2(ranks)) * self.fit.seconds(0)
         # a neighbour exchange waits for the furthest pair of neighbours: within one leaf
