@@ -168,14 +168,14 @@ def predict_scenario(scenario: Scenario, n: int | None = None, threads: list[int
         pool = build_pool(scenario.skeletons, scenario.template_map, method)
         skeletons = {s.name: s for s in scenario.skeletons}
         counts = {s.name: step_counts(s, method) for s in scenario.skeletons}
-        rows = {s.name: buffer_rows(s, scenario.template_map, method.stages)
-                for s in scenario.skeletons}
+        buffers = {s.name: buffer_rows(s, scenario.template_map, method.stages)
+                   for s in scenario.skeletons}
         for config in (c for c in configs if c.method is method):
             block = math.ceil(config.n / config.ranks)     # the largest rank's components
             # the ranks of a domain compute at once: as its cores on all their blocks together
             domain_block, cores = block * ranks_per_domain, config.threads * ranks_per_domain
             steps = {name: step_level(sum(count.values()), machine, domain_block, cores)
-                     for name, count in rows.items()}
+                     for name, count in buffers.items()}
             breakdowns: dict = {}
             for level in set(steps.values()):
                 for (template, variant, ivp_name), (form, ivp) in forms.items():
@@ -187,7 +187,7 @@ def predict_scenario(scenario: Scenario, n: int | None = None, threads: list[int
             variants, _ = runnable(skeletons, config, list(pool.variants))
             halo = config.ivp.halo(config.n) if config.ranks > 1 else 0
             communication = {name: step_communication(skeleton, method.corrector_steps,
-                                                      rows[name], models, config.n,
+                                                      buffers[name], models, config.n,
                                                       config.ranks, config.threads, halo)
                              for name, skeleton in skeletons.items()}
             predictions = [predict_variant(v, counts[v.skeleton], breakdowns[steps[v.skeleton]],
@@ -201,7 +201,7 @@ def predict_scenario(scenario: Scenario, n: int | None = None, threads: list[int
                 features = ranking_features(
                     ranking, method, machine,
                     {name: ELEMENT_BYTES * sum(count.values()) * block
-                     for name, count in rows.items()},
+                     for name, count in buffers.items()},
                     ivp_characteristics(config.ivp, config.n))
                 stored = [_prediction_row(scenario, p, f) for p, f in zip(ranking, features)]
                 digest = ranking_digest(machine.sha256, stored)

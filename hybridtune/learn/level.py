@@ -8,7 +8,24 @@ from dataclasses import dataclass
 import numpy as np
 
 SAME_SIZE = math.log(2)      # configurations within this of the nearest log n count as near
-IVP_NAME = "ivp_name"        # the feature row's IVP (learn.table derives it when reading)
+IVP_NAME = "ivp_name"        # the feature row's method and IVP (learn.table derives it when reading)
+GROUP_SEPARATOR = ":"
+
+
+def group_name(method: str, ivp: str) -> str:
+    """The name a configuration's level is kept under: its method and IVP, since two methods
+    of one IVP have levels of their own."""
+    return f"{method}{GROUP_SEPARATOR}{ivp}" if method else ivp
+
+
+def _same_group(point: str, name: str) -> bool:
+    """Whether a point's group is `name`; a name of an IVP alone (levels fitted before methods
+    were told apart, or a question about an IVP) stands for that IVP in every method."""
+    if point == name:
+        return True
+    if GROUP_SEPARATOR in point and GROUP_SEPARATOR in name:
+        return False
+    return point.rpartition(GROUP_SEPARATOR)[2] == name.rpartition(GROUP_SEPARATOR)[2]
 
 
 def _layout_gap(ranks: float, threads: float, other_ranks: float, other_threads: float) -> float:
@@ -18,8 +35,9 @@ def _layout_gap(ranks: float, threads: float, other_ranks: float, other_threads:
 
 @dataclass(frozen=True)
 class Levels:
-    """Per training configuration (IVP, ranks, threads, n, median log(measured / predicted));
-    points given without an IVP name have none, points given without ranks are of one rank."""
+    """Per training configuration (group, ranks, threads, n, median log(measured / predicted)),
+    the group its method and IVP (group_name); points given without a group have none, points
+    given without ranks are of one rank."""
     points: tuple
 
     def __post_init__(self):
@@ -54,19 +72,19 @@ class Levels:
     def _near(self, ranks: float, threads: float, n: float, ivp: str) -> list:
         """The levels of this IVP's configurations of this layout within SAME_SIZE of n."""
         return [v for i, r, t, m, v in self.points
-                if i == ivp and r == ranks and t == threads and abs(math.log(m / n)) <= SAME_SIZE]
+                if _same_group(i, ivp) and r == ranks and t == threads and abs(math.log(m / n)) <= SAME_SIZE]
 
     def _moved(self, ranks: float, threads: float, n: float, ivp: str) -> float | None:
         """The median over this IVP's nearest configurations of its level there plus the median
         over the other IVPs of (their level here - their level there); None where no other IVP
         has both."""
-        own = [(r, t, m, v) for i, r, t, m, v in self.points if i == ivp]
+        own = [(r, t, m, v) for i, r, t, m, v in self.points if _same_group(i, ivp)]
         if not own:
             return None
         gap = min(_layout_gap(ranks, threads, r, t) for r, t, _, _ in own)
         own = [p for p in own if _layout_gap(ranks, threads, p[0], p[1]) <= gap + 1e-12]
         closest = min(abs(math.log(m / n)) for _, _, m, _ in own)
-        others = sorted({i for i, *_ in self.points if i != ivp})
+        others = sorted({i for i, *_ in self.points if not _same_group(i, ivp)})
         moved = []
         for r, t, m, v in own:
             if abs(math.log(m / n)) > closest + SAME_SIZE:

@@ -10,7 +10,7 @@ import pandas as pd
 
 from hybridtune.errors import RequestError
 from hybridtune.learn import timing
-from hybridtune.learn.level import IVP_NAME
+from hybridtune.learn.level import IVP_NAME, group_name
 
 CONFIG = ("method", "ivp", "n", "ranks", "threads")
 KEY = CONFIG + ("variant",)
@@ -86,11 +86,13 @@ def latest_predictions(predictions: pd.DataFrame, machine_sha256: str | None = N
 
 def with_derived(frame: pd.DataFrame) -> pd.DataFrame:
     """Each feature row (copied) with POOL_MEDIAN, the median prediction of its configuration's
-    predicted variants (where a variant stands within its pool), and IVP_NAME."""
+    predicted variants (where a variant stands within its pool), and IVP_NAME (its method and IVP:
+    the group of its level)."""
     medians = frame.groupby(list(CONFIG))["predicted_s"].transform("median").to_numpy(float)
-    return frame.assign(features=[{**features, POOL_MEDIAN: float(median), IVP_NAME: ivp}
-                                  for features, median, ivp in zip(frame["features"], medians,
-                                                                   frame["ivp"])])
+    return frame.assign(features=[
+        {**features, POOL_MEDIAN: float(median), IVP_NAME: group_name(method, ivp)}
+        for features, median, method, ivp in zip(frame["features"], medians, frame["method"],
+                                                 frame["ivp"])])
 
 
 def with_ranks(frame: pd.DataFrame) -> pd.DataFrame:

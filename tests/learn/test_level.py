@@ -83,3 +83,17 @@ def test_trained_marks_the_rows_whose_level_is_their_ivps_own():
     rows = [{"threads": 1, "n": 700, IVP_NAME: "Cusp"}, {"threads": 1, "n": 6000, IVP_NAME: "Cusp"},
             {"threads": 2, "n": 600, IVP_NAME: "Cusp"}, {"threads": 1, "n": 700}]
     np.testing.assert_array_equal(POINTS.trained(rows), [True, False, True, False])
+
+
+def test_two_methods_of_one_ivp_keep_levels_of_their_own():
+    from hybridtune.learn.level import group_name
+    rows = [{"threads": 1, "n": 6000, IVP_NAME: group_name("radauIIA7", "Cusp")}] * 2 \
+        + [{"threads": 1, "n": 6000, IVP_NAME: group_name("gauss4", "Cusp")}] * 2
+    levels = levels_of(np.array([0.0, 0.0, 0.693, 0.693]), np.array(["a", "a", "b", "b"]), rows)
+    assert levels.of(rows).tolist() == [0.0, 0.0, 0.693, 0.693]
+    assert levels.trained(rows).all()
+    assert levels.at(1, 6000, group_name("radauIIA7", "Cusp")) == 0.0
+    assert levels.at(1, 6000, group_name("gauss4", "Cusp")) == 0.693
+    # a question about the IVP alone, or a point stored before methods were told apart, covers both
+    assert levels.at(1, 6000, "Cusp") == pytest.approx(0.3465)
+    assert Levels((("Cusp", 1.0, 1.0, 6000.0, 0.2),)).at(1, 6000, group_name("gauss4", "Cusp")) == 0.2

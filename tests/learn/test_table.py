@@ -46,3 +46,18 @@ def test_layouts_are_configurations_of_their_own_and_their_features_say_ranks_an
     assert encoded["F-mpi_x", 2]["ranks"] == 2.0
     assert encoded["F-mpi_x", 2]["log1p_comm_bytes"] == pytest.approx(math.log1p(62400.0))
     assert encoded["F_y", 1]["ranks"] == 1.0 and encoded["F_y", 1]["log1p_comm_bytes"] == 0.0
+
+
+def test_two_methods_of_one_ivp_are_two_level_groups():
+    import numpy as np
+
+    from hybridtune.learn.level import IVP_NAME, levels_of
+    from hybridtune.learn.table import with_derived
+    frame = pd.DataFrame({"method": ["radauIIA7", "radauIIA7", "gauss4", "gauss4"],
+                          "ivp": ["Cusp"] * 4, "n": [6000] * 4, "ranks": [1] * 4,
+                          "threads": [1] * 4, "variant": ["a", "b", "a", "b"],
+                          "predicted_s": [1.0, 2.0, 1.0, 2.0], "features": [{"n": 6000}] * 4})
+    rows = list(with_derived(frame)["features"])
+    assert rows[0][IVP_NAME] != rows[2][IVP_NAME]
+    levels = levels_of(np.log([1.0, 1.0, 2.0, 2.0]), np.array(["r", "r", "g", "g"]), rows)
+    np.testing.assert_allclose(levels.of(rows), np.log([1.0, 1.0, 2.0, 2.0]))
