@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 MAX_CAUSE = 160
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|‘[^’]*’")
+_PATH_LIKE = re.compile(r"[\w.+-]/|/[\w.+-]")      # a quoted path, not a quoted '/' or '%'
 _PATH = re.compile(r"(?<![\w.])(?:\.{0,2}/)?(?:[\w.+-]+/)+[\w.+-]*(?::\d+)*:?")
 _PARENTHESES = re.compile(r"\s*\([^()]*\)")
 _DIGEST = re.compile(r"\b[0-9a-f]{8,}\b")
@@ -27,10 +28,12 @@ class FailureGroup:
 
 def readable(message: str) -> str:
     """A failure message on one line without the paths that make it long: its first line that
-    says 'error' (a compiler's output), else its first line."""
+    says 'error' (a compiler's output), else its first line. A quoted operator stays
+    (KeyError: '/')."""
     lines = [line.strip() for line in str(message).splitlines() if line.strip()]
     line = next((line for line in lines if "error" in line.lower()), lines[0] if lines else "")
-    line = _QUOTED.sub(lambda quoted: "" if "/" in quoted.group() else quoted.group(), line)
+    line = _QUOTED.sub(lambda quoted: "" if _PATH_LIKE.search(quoted.group()) else quoted.group(),
+                       line)
     text = " ".join(_PATH.sub("", line).split()).strip(" :")
     return text if len(text) <= MAX_CAUSE else text[:MAX_CAUSE - 3] + "..."
 

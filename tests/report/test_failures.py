@@ -53,3 +53,12 @@ def test_the_last_line_counts_configurations_by_why():
     assert line == ("3 of 16 configurations have no measured choice: every shortlisted variant "
                     "failed (crash) in 2 (first: Cusp n=600); nothing measured in 1 (first: "
                     "Wave1D n=600)")
+
+
+def test_a_quoted_operator_is_the_cause_a_quoted_path_is_not():
+    """kerncraft's KeyError on an operator keeps its text; a path in quotes still goes."""
+    assert readable("KeyError: '/'") == "KeyError: '/'"
+    assert failure_lines(group_failures([("RHS/RHS_jl/part0", "KeyError: '%'")]), 1,
+                         "kerncraft analyses") == [
+        "1 of 1 kerncraft analyses failed: KeyError: '%' (first: RHS/RHS_jl/part0)"]
+    assert readable("OSError: cannot open '/tmp/x/kernel.c'") == "OSError: cannot open"
