@@ -1,15 +1,28 @@
-"""Tuning strategies, spelled the same on the command line and in scenario files: preselect:P, top_k:K, run_all, random:K[:SEED], tpe:K[:SEED], hybrid[:E], each optionally +sample:S (a share S of the measurements on a space-filling sample)."""
+"""Tuning strategies, spelled the same on the command line and in scenario files: each name's spelling in FORMS, optionally followed by +sample:S (a share S of the measurements on a space-filling sample)."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
 
-STRATEGIES = ("preselect", "top_k", "run_all", "random", "tpe", "hybrid")
-SPELLINGS = ("preselect:P (percent), top_k:K, run_all, random:K[:SEED], tpe:K[:SEED] or hybrid[:E] "
-             "(E: the expected number of faster variants it stops below), each optionally followed by "
-             "+sample:S (the share S, 0 <= S < 1, of its measurements spent on a space-filling "
-             "sample)")
+# each strategy's name and spelling: the one list that --help, the docs and the errors quote
+# (strategies/registry keys its searches by these names; tests/face/test_cli_docs holds the help
+# and docs/cli.md to it)
+FORMS = {"preselect": "preselect:P", "top_k": "top_k:K", "run_all": "run_all",
+         "random": "random:K[:SEED]", "tpe": "tpe:K[:SEED]", "hybrid": "hybrid[:E]"}
+SAMPLE_FORM = "+sample:S"       # after any of them
+STRATEGIES = tuple(FORMS)
+_GLOSSES = {"preselect": "percent", "hybrid": "E: the expected number of faster variants it "
+            "stops below"}
+
+
+def _spellings() -> str:
+    forms = [FORMS[name] + (f" ({_GLOSSES[name]})" if name in _GLOSSES else "") for name in FORMS]
+    return (f"{', '.join(forms[:-1])} or {forms[-1]}, each optionally followed by {SAMPLE_FORM} "
+            "(the share S, 0 <= S < 1, of its measurements spent on a space-filling sample)")
+
+
+SPELLINGS = _spellings()
 HYBRID_STOP = 0.5
 # the share of a default run's measurements on a space-filling sample: on the shipped ground truth
 # (`evaluate --sample-shares 0,0.25,0.5`) models trained on preselect:5 runs with this share order
@@ -65,8 +78,8 @@ def parse_strategy(text: object) -> Strategy:
     except ValueError:
         value = math.nan
     if not 0 <= value < 1:
-        raise ValueError(f"+sample:S with S the share of measurements on a space-filling sample, "
-                         f"0 <= S < 1 (got '+{extra}')")
+        raise ValueError(f"{SAMPLE_FORM} with S the share of measurements on a space-filling "
+                         f"sample, 0 <= S < 1 (got '+{extra}')")
     return replace(strategy, sample=value)
 
 
@@ -81,8 +94,8 @@ def _parse_own(text: str, whole: str) -> Strategy:
         except ValueError:
             stop = math.nan
         if not 0 < stop <= 1000:
-            raise ValueError("hybrid:E with E, the expected number of faster variants it stops "
-                             f"below, a number above 0 (got '{parts[0]}')")
+            raise ValueError(f"{FORMS['hybrid']} with E, the expected number of faster variants "
+                             f"it stops below, a number above 0 (got '{parts[0]}')")
         return Strategy("hybrid", stop=stop)
     if name == "preselect" and len(parts) == 1:
         try:
@@ -90,15 +103,15 @@ def _parse_own(text: str, whole: str) -> Strategy:
         except ValueError:
             percent = math.nan
         if not 0 <= percent <= 1000:
-            raise ValueError(f"preselect:P with P a percentage between 0 and 1000 (got "
+            raise ValueError(f"{FORMS['preselect']} with P a percentage between 0 and 1000 (got "
                              f"'{parts[0]}')")
         return Strategy("preselect", percent)
     if name == "top_k" and len(parts) == 1:
-        return Strategy("top_k", k=_count(parts[0], "top_k:K with K"))
+        return Strategy("top_k", k=_count(parts[0], f"{FORMS['top_k']} with K"))
     if name in ("random", "tpe") and len(parts) in (1, 2):
         seed = int(parts[1]) if len(parts) == 2 and parts[1].isdigit() and len(parts[1]) < 10 \
             else None
         if len(parts) == 2 and seed is None:
-            raise ValueError(f"{name}:K:SEED with SEED a whole number >= 0 (got '{parts[1]}')")
-        return Strategy(name, k=_count(parts[0], f"{name}:K with K"), seed=seed or 0)
+            raise ValueError(f"{FORMS[name]} with SEED a whole number >= 0 (got '{parts[1]}')")
+        return Strategy(name, k=_count(parts[0], f"{FORMS[name]} with K"), seed=seed or 0)
     raise ValueError(f"a strategy {SPELLINGS} (got '{whole}')")

@@ -101,7 +101,9 @@ def _parser() -> argparse.ArgumentParser:
     predict.add_argument("--head", type=int, default=10, help="ranked variants shown per "
                          "configuration (default 10)")
     predict.add_argument("--workers", type=int, help="parallel kerncraft analyses (default: cores)")
-    predict.add_argument("--json", action="store_true", help="print a JSON list of rankings")
+    predict.add_argument("--json", action="store_true", help="print one JSON object: each "
+                         "configuration's ranking and the failed analyses (with --scaling: "
+                         "the curves)")
     predict.add_argument("--corrected", action="store_true", help="order by the corrected time "
                          "of the store's trained model, with its 95%% interval (needs train)")
     add_scaling_arguments(predict)

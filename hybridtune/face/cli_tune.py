@@ -8,6 +8,7 @@ import os
 import sys
 from dataclasses import replace
 
+from hybridtune.describe.strategy import SPELLINGS
 from hybridtune.errors import RequestError
 from hybridtune.face import signals
 from hybridtune.face.signals import Terminated
@@ -16,8 +17,8 @@ EXIT_INCOMPLETE = 3         # the time limit came first: rerun to continue
 
 
 def add_arguments(tune) -> None:
-    tune.add_argument("--strategy", metavar="S", help="preselect:P (percent), top_k:K, run_all, "
-                      "random:K[:SEED], tpe:K[:SEED] or hybrid[:P] (default: the scenario's)")
+    tune.add_argument("--strategy", metavar="S", help=SPELLINGS.replace("%", "%%")
+                      + " (default: the scenario's)")
     tune.add_argument("--max-measurements", type=int, metavar="K", help="hybrid: measure at "
                       "most K variants per configuration")
     tune.add_argument("--prior", metavar="STORE", help="hybrid: the trained model of this store "

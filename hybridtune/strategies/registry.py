@@ -1,4 +1,4 @@
-"""Each strategy's name to its search: the spelling parsed in describe (scenario files and the CLI alike) becomes the object that runs live and in replay."""
+"""Each strategy's name to its search: the spelling parsed in describe (scenario files and the CLI alike; describe.strategy.FORMS spells each name) becomes the object that runs live and in replay."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ ADAPTIVE = {            # searches whose next pick depends on what was measured
     "tpe": lambda candidates, spec: TpeSearch(candidates, spec.k, spec.seed),
 }
 BELIEF = ("hybrid",)    # adaptive searches over the store's belief: the face builds them
-assert set(PLANNED) | set(ADAPTIVE) | set(BELIEF) == set(STRATEGIES)
+assert set(PLANNED) | set(ADAPTIVE) | set(BELIEF) == set(STRATEGIES)     # == set(FORMS)
 
 
 def search_for(spec: Strategy, candidates: Candidates) -> Search:

@@ -112,7 +112,7 @@ def test_strategy_spellings_parse_and_spell_back(text, name, percent, k, seed):
 @pytest.mark.parametrize("text, expected", [
     ("preselect", "a strategy"), ("preselect:-1", "between 0 and 1000"), ("top_k:0", ">= 1"),
     ("random:3:x", "SEED"), ("run_all:2", "a strategy"), ("best", "a strategy"),
-    ("tpe:0", "tpe:K with K"), ("tpe", "a strategy"), ("top_k:3+sample:1", "0 <= S < 1"),
+    ("tpe:0", r"tpe:K\[:SEED\] with K"), ("tpe", "a strategy"), ("top_k:3+sample:1", "0 <= S < 1"),
     ("hybrid+share:0.2", r"\+sample:S"), ("preselect:5+sample", r"\+sample:S"),
     ("bogus+sample:0.2", "a strategy")])
 def test_bad_strategy_spellings_say_what_was_expected(text, expected):

@@ -173,7 +173,7 @@ def test_two_ranks_run_the_hybrid_search_with_one_measurement_in_flight_each(fix
 
 
 @pytest.mark.parametrize("extra, expected", [
-    (["--strategy", "hybrid:0"], "hybrid:E with E, the expected number of faster variants"),
+    (["--strategy", "hybrid:0"], "hybrid[:E] with E, the expected number of faster variants"),
     (["--strategy", "hybrid", "--max-measurements", "0"], "--max-measurements 0: expected a count"),
     (["--strategy", "top_k:3", "--max-measurements", "3"], "only the hybrid strategy stops"),
     (["--strategy", "top_k:3", "--prior", str(LEARN / "fixture.h5")],
