@@ -130,20 +130,25 @@ def still_valid(row: dict, options: MeasureOptions, retry_failed: bool) -> bool:
 
 
 def stored_rows(store, retimed: bool = False) -> dict:
-    """resume key -> the latest stored first timing with that key (retimed: re-timing)."""
+    """resume key -> the latest stored first timing with that key (retimed: re-timing), in the
+    store's order of those rows (oldest first: the order of appending, kept in time order by
+    merges)."""
     frame = store.frame("measurements")
     rows: dict = {}
     for row in ([] if frame.empty else frame.to_dict("records")):
         if row.get("code_sha256") and (row.get("timing") == timing.RETIMED) == retimed:
-            rows[row_key(row)] = row
+            key = row_key(row)
+            rows.pop(key, None)
+            rows[key] = row
     return rows
 
 
 def latest_round(rows: dict) -> dict:
-    """Of a configuration's stored re-timings (id -> row), those of the run that re-timed last."""
+    """Of a configuration's stored re-timings (id -> row, in the store's order), those of the run
+    that re-timed last."""
     if not rows:
         return {}
-    last = max(rows.values(), key=lambda row: row.get("row_id") or 0).get("run_id")
+    last = list(rows.values())[-1].get("run_id")
     return {vid: row for vid, row in rows.items() if row.get("run_id") == last}
 
 
@@ -159,6 +164,7 @@ def plan_configurations(request: TuneRequest, rankings, stored: dict, hardware_i
     timings; retimings: its re-timings, by resume key), and the tasks left."""
     build_id = build_identity()["build_id"]
     plans = []
+    stored_order = {key: position for position, key in enumerate(retimings or {})}
     pools = {m.name: pool_for(request.scenario, m) for m in request.scenario.methods}
     for ranking in rankings:
         config = ranking.configuration
@@ -178,14 +184,16 @@ def plan_configurations(request: TuneRequest, rankings, stored: dict, hardware_i
             if row is not None and still_valid(row, request.options, request.retry_failed):
                 reused[prediction.id] = row
                 if key in (retimings or {}):
-                    again[prediction.id] = retimings[key]
+                    again[prediction.id] = key
             else:
                 todo.append(task)
         kernels = {p.id: [name for _, name in pool[p.id].kernels] for p in picked}
         plans.append(Plan(config, tuple(predictions), tuple(picked), len(pool), reused,
                           tuple(with_reference(todo, config, request.options)),
                           {p.id: task for p, task in zip(picked, tasks)},
-                          Candidates.in_order(picked, kernels), latest_round(again),
+                          Candidates.in_order(picked, kernels),
+                          latest_round({vid: retimings[key] for vid, key in sorted(
+                              again.items(), key=lambda item: stored_order[item[1]])}),
                           sum(p.id not in own for p in picked)))
     return plans
 

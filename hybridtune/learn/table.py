@@ -127,7 +127,7 @@ def best_measurements(measurements: pd.DataFrame, hardware_id: str | None = None
         return ok.assign(passes=[], retimed_s=[], retimed_ci_rel=[])
     first = timing.mean_of_passes(ok[ok["timing"] != timing.RETIMED], list(KEY))
     retimed = timing.latest_retimings(ok[ok["timing"] == timing.RETIMED], list(CONFIG))
-    retimed = retimed.sort_values("row_id", kind="stable").drop_duplicates(list(KEY), keep="last")
+    retimed = retimed.drop_duplicates(list(KEY), keep="last")
     retimed = retimed[list(KEY) + ["median_s", "ci_rel"]].rename(
         columns={"median_s": "retimed_s", "ci_rel": "retimed_ci_rel"})
     return first.merge(retimed, on=list(KEY), how="left")

@@ -22,18 +22,20 @@ TIMING_SPREAD = 0.068
 def mean_of_passes(first: pd.DataFrame, key: list) -> pd.DataFrame:
     """Per key the first timings of one code (the newest generator's) and compiler flags,
     combined: median_s the geometric mean over the passes that timed it, the interval spanning
-    theirs, passes their count, row_id the latest pass's."""
+    theirs, passes their count, row_id the latest pass's. The frame is in the store's order,
+    oldest first (store.Store.frame: the order of appending, which merges keep in time order);
+    a row id says nothing of time."""
     version = pd.to_numeric(first["generator_version"], errors="coerce").fillna(-1)
-    newest = first.assign(_version=version).sort_values(["_version", "row_id"], kind="stable") \
+    newest = first.assign(_version=version).sort_values("_version", kind="stable") \
         .drop_duplicates(key, keep="last")
-    same = first.merge(newest[key + ["code_sha256", "compiler_flags"]],
-                       on=key + ["code_sha256", "compiler_flags"])
+    same = first.assign(_order=np.arange(len(first))).merge(
+        newest[key + ["code_sha256", "compiler_flags"]], on=key + ["code_sha256", "compiler_flags"])
+    same = same.sort_values("_order", kind="stable").drop(columns="_order")
     same = same.assign(_log=np.log(same["median_s"].to_numpy(float)))
     groups = same.groupby(key, sort=False)
     combined = groups.agg(_log=("_log", "mean"), passes=("row_id", "size"),
                           ci_low_s=("ci_low_s", "min"), ci_high_s=("ci_high_s", "max"))
-    latest = same.sort_values("row_id", kind="stable").drop_duplicates(key, keep="last") \
-        .set_index(key)
+    latest = same.drop_duplicates(key, keep="last").set_index(key)
     out = latest.drop(columns=["_log", "ci_low_s", "ci_high_s"]).join(combined)
     several = out["passes"] > 1
     out["median_s"] = out["median_s"].where(~several, np.exp(out.pop("_log")))
@@ -43,13 +45,13 @@ def mean_of_passes(first: pd.DataFrame, key: list) -> pd.DataFrame:
 
 
 def latest_retimings(retimed: pd.DataFrame, configuration: list) -> pd.DataFrame:
-    """The interleaved re-timings of each configuration's latest re-timing run: re-timings of
-    other runs met other machine loads and are not compared with them."""
+    """The interleaved re-timings of each configuration's latest re-timing run (the frame in the
+    store's order, oldest first): re-timings of other runs met other machine loads and are not
+    compared with them."""
     if retimed.empty:
         return retimed
-    ordered = retimed.sort_values("row_id", kind="stable")
-    last = ordered.groupby(configuration)["run_id"].transform("last")
-    return ordered[ordered["run_id"] == last]
+    last = retimed.groupby(configuration)["run_id"].transform("last")
+    return retimed[retimed["run_id"] == last]
 
 
 def contenders(first: dict) -> list:

@@ -68,10 +68,16 @@ def _first_of(keys: Iterable[Hashable]) -> list[int]:
     return kept
 
 
+RETIMED = "interleaved"         # a re-timing round's rows: compared only within their run
+
+
 def measurement_key(columns: Mapping[str, list], row: int, passes: bool = False) -> tuple:
     """The key under which measurements are the same: MEASUREMENT_KEY, or where the row lacks
-    provenance (from an upgraded store) LEGACY_MEASUREMENT_KEY; with passes, the run too."""
-    run = (columns["run_id"][row],) if passes else ()
+    provenance (from an upgraded store) LEGACY_MEASUREMENT_KEY; with passes, the run too. An
+    interleaved re-timing keeps its run in the key always, so a round stays whole (its rows
+    met one machine load together) and is never spliced with another run's."""
+    retimed = columns["timing"][row] == RETIMED
+    run = (columns["run_id"][row],) if passes or retimed else ()
     if all(columns[name][row] != "" for name in PROVENANCE):
         return ("provenance",) + tuple(columns[name][row] for name in MEASUREMENT_KEY) + run
     return ("legacy",) + tuple(columns[name][row] for name in LEGACY_MEASUREMENT_KEY) + run
@@ -101,6 +107,13 @@ def _best_measurements(columns: Mapping[str, list], rows: list[int],
     return sorted(kept + list(best.values())), duplicates, ok_rows - len(best)
 
 
+def in_time_order(rows: list[int], run_ids: list, started: Mapping[str, str]) -> list[int]:
+    """The rows ordered by when their run started (a run not found, or without a start, first),
+    in their order within a run: stores merged in any order keep their measurements' history, so
+    the rows appended last are the newest."""
+    return sorted(rows, key=lambda row: started.get(run_ids[row]) or "")
+
+
 def kept_rows(table_name: str, columns: Mapping[str, list],
               passes: bool = False) -> tuple[list[int], int, int]:
     """The rows of a table (checked columns of all inputs in order) that a merge keeps, in order,
@@ -125,12 +138,13 @@ def merge_stores(paths: Iterable[str | Path], out: str | Path,
     """Write the rows of the stores at paths (current schema version) into a new store file out.
 
     Inputs are read as readers read them (a killed writer's journal folded in) and never modified.
-    Rows are taken in the order of paths and, within a store, of appending; what is kept:
+    Rows are taken in the order of paths and, within a store, of appending (measurements then in
+    the order their runs started, so the last appended is the newest); what is kept:
     runs: every run_id once (the provenance of every run). prediction_sets: every digest once.
     measurements: of the rows with status ok and the same key (code_sha256, n, threads, build_id,
     hardware_id), the one with the narrowest ci_rel (NaN counts as widest; the first of equals),
     the others superseded (a first timing and an interleaved re-timing are kept apart: `timing` is
-    part of the key); of failed rows (status other than ok), one per key and status; a row
+    part of the key, and a re-timing's run too: rounds stay whole); of failed rows (status other than ok), one per key and status; a row
     without provenance (from an upgraded store) is keyed by (id, method, ivp, n, threads, node).
     With passes (the stores are passes of a campaign), the run is part of the key: each run's
     timing of the same code is kept, so a variant has one first timing per pass.
@@ -156,8 +170,11 @@ def merge_stores(paths: Iterable[str | Path], out: str | Path,
             for column, values in checked_columns(name, snapshot.columns[name])[1].items():
                 combined[name][column].extend(values)
     merged, counts = {}, {}
+    started = dict(zip(combined["runs"]["run_id"], combined["runs"]["started_at"]))
     for name, columns in combined.items():
         rows, duplicates, superseded = kept_rows(name, columns, passes)
+        if name == "measurements":
+            rows = in_time_order(rows, columns["run_id"], started)
         merged[name] = {column: [values[row] for row in rows] for column, values in columns.items()}
         counts[name] = TableCounts(len(columns[TABLES[name].names[0]]), len(rows), duplicates,
                                    superseded)

@@ -34,7 +34,7 @@ def run_defaults() -> dict:
         "hybridtune_version": hybridtune.__version__,
         "kerncraft_version": _version("kerncraft"),
         "osaca_version": _version("osaca"),
-        "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "started_at": datetime.now(timezone.utc).isoformat(timespec="microseconds"),
         "extra": {},
     }
 

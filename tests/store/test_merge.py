@@ -8,6 +8,7 @@ import h5py
 import numpy as np
 import pytest
 
+from store_support import measurement
 from hybridtune.store import (TABLES, Store, StoreError, StoreLockedError, StoreVersionError,
                               TableCounts, merge_stores)
 
@@ -30,17 +31,6 @@ PREDICTION_SET = dict(digest="d" * 64, scenario="default", method="radauIIA7", i
                       n=10**6, threads=2, ranks=1, model="ECM", machine_sha256="ab" * 32, variants=1)
 FIT = dict(kind="omp_barrier", form="a + b*log2(p)", a=1e-7, b=2e-7, cv_error=0.04,
            validated=True, data={"threads": [1, 2]}, ranks=1, provenance={})
-
-
-def measurement(row_id: str, **changes) -> dict:
-    row = dict(row_id=row_id, id="A_x", method="radauIIA7", ivp="Cusp", n=300, threads=2,
-               ranks=1, nodes=1, status="ok", median_s=1.5e-4, ci_low_s=1.4e-4, ci_high_s=1.6e-4, ci_rel=0.05,
-               ci_target=0.02, budget_s=5.0, timing="alone", repetitions=12, steps_per_repetition=40,
-               check_error=3e-13, message="", code_sha256="c" * 64, generator_version="0.4.0",
-               source="v.c", build_id="b" * 16, compiler="gcc 13.2.0",
-               compiler_flags="-O3 -march=native", hardware_id="h" * 16,
-               hardware={"model": "AMD EPYC 7763"}, node="n1")
-    return {**row, **changes}
 
 
 FAILED = dict(status="crash", median_s=None, ci_low_s=None, ci_high_s=None, ci_rel=None,
