@@ -140,6 +140,9 @@ def _strategy(node: Node | None) -> Strategy:
                 0 <= value <= 1000 or math.isnan(value):
             raise fields["deviation_percent"].error("a percentage between 0 and 1000")
         deviation = float(value)
+    if name == "tpe" and "k" not in fields:
+        raise fields["name"].error("k beside name: tpe, the number of variants it measures "
+                                   "(tpe:K on the command line)", value="tpe without k")
     k = fields["k"].integer(minimum=1) if "k" in fields else \
         (3 if name in ("top_k", "random") else 0)
     sample = 0.0
@@ -223,7 +226,8 @@ def parse_scenario(source: Source) -> Scenario:
         seen = set()
         for item in items:
             if item.name in seen:
-                raise fields[kind + "s"].error(f"each {kind} listed once ('{item.name}' twice)")
+                raise fields[kind + "s"].error(f"each {kind} listed once",
+                                               value=f"'{item.name}' twice")
             seen.add(item.name)
 
     machine_ref = fields["machine"].string()

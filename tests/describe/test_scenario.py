@@ -52,6 +52,13 @@ def test_paths_relative_to_the_scenario(write, tmp_path):
     (("threads: [1, 2]", "threads: [0]"), "threads[0]", 6, ">= 1"),
     (("machine: host", "machine: nowhere.yml"), "machine", 4, "an existing machine file"),
     (("skeletons: [A, C]", "skeletons: [A, A]"), "skeletons", 3, "listed once"),
+    (("methods: [radauIIA7]", "methods: [radauIIA7, radauIIA7]"), "methods", 1, "listed once"),
+    (("ivps: [Cusp, IC]", "ivps: [Cusp, Cusp]"), "ivps", 2, "listed once"),
+    (("methods: [radauIIA7]", "methods: []"), "methods", 1, "at least 1 item"),
+    (("ivps: [Cusp, IC]", "ivps: []"), "ivps", 2, "at least 1 item"),
+    (("skeletons: [A, C]", "skeletons: []"), "skeletons", 3, "at least 1 item"),
+    (("threads: [1, 2]", "threads: [1, 2]\nstrategy: {name: tpe}"), "strategy.name", 7,
+     "k beside name: tpe"),
     (("threads: [1, 2]", "threads: [1, 2]\nstrategy: {name: guess}"), "strategy.name", 7, "one of"),
     (("threads: [1, 2]", "threads: [1, 2]\ncolour: red"), "colour", 7, "unknown key"),
 ])
