@@ -226,8 +226,9 @@ def _finish(result, strategy, args) -> int:
     from hybridtune.face.cli_tuning import EXIT_NO_CHOICE, offline_failures
     from hybridtune.report.failures import failure_lines, failures_json, without_choice_line
     from hybridtune.report.ranking import configuration_title
-    from hybridtune.report.tuning import (chosen_line, layout_lines, measurement_failures,
-                                          thread_notes, without_choice)
+    from hybridtune.report.tuning import (chosen_line, layout_lines, load_json,
+                                          measurement_failures, thread_notes,
+                                          unreliable_summary, without_choice)
     out = sys.stderr if args.json else sys.stdout
     records = []
     for outcome in result.outcomes:
@@ -237,6 +238,9 @@ def _finish(result, strategy, args) -> int:
         records.append(record)
     for note in thread_notes(records) + layout_lines(records):
         print(note, file=out)
+    doubtful = unreliable_summary(records)
+    if doubtful:
+        print(doubtful, file=out)
     failed, measured = measurement_failures(result.outcomes)
     for line in failure_lines(failed, measured, "measurements"):
         print(line, file=out)
@@ -259,7 +263,7 @@ def _finish(result, strategy, args) -> int:
                           "t_predict_s": result.t_predict_s, "t_plan_s": result.t_plan_s,
                           "t_build_s": result.t_build_s,
                           "t_measure_s": result.t_measure_s, "wall_s": result.wall_s,
-                          "notes": list(result.notes)}, indent=1))
+                          "notes": list(result.notes), "load": load_json(records)}, indent=1))
     if ended:
         print(without_choice_line(ended, len(result.outcomes), "no measured choice"), file=out,
               flush=True)

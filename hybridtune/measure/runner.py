@@ -15,6 +15,7 @@ import numpy as np
 
 from hybridtune.generate.cvariant import GeneratedVariant
 from hybridtune.compiler.build import BuildResult, build, native_source
+from hybridtune.measure.load import RETIMINGS, Watch, doubts, quietest
 from hybridtune.measure.launch_env import (child_environment, nested_mpi_command,
                                            step_environment, step_mpi_command)
 from hybridtune.measure.provenance import (build_identity, code_sha256, hardware_identity,
@@ -235,7 +236,10 @@ def measure(task: MeasureTask, options: MeasureOptions = MeasureOptions(), hosts
                 error) else None, message=f"after {options.check_steps} steps the state differs "
                 f"from the reference by {error:.3g} (relative max norm; tolerance "
                 f"{options.tolerance:g})")
-        samples, steps = _time(child, task, options)
+        steps = _calibrate(child, task, options)
+        samples, load = _until_sound(lambda: {task: _time(child, task, options, steps)},
+                                     [child.process.pid], task, options)
+        samples = samples[task]
         child.send("finite")
         if child.read().strip() != b"1":
             return Measurement(**base, status="wrong_result", check_error=error,
@@ -244,7 +248,7 @@ def measure(task: MeasureTask, options: MeasureOptions = MeasureOptions(), hosts
         return Measurement(**base, status=failure.status, message=failure.message)
     finally:
         child.close()
-    return _timed(base, samples, steps, check_error=error)
+    return _timed(base, samples, steps, load, check_error=error)
 
 
 def _started(runner: str, library: str, task: MeasureTask, options: MeasureOptions, first
@@ -275,12 +279,38 @@ def _checked(task: MeasureTask, options: MeasureOptions):
     return first
 
 
-def _timed(base: dict, samples: list[float], steps: int, **fields) -> Measurement:
-    """An ok measurement: the median of the samples and its confidence interval."""
+def _timed(base: dict, samples: list[float], steps: int, load: dict | None, message: str = "",
+           **fields) -> Measurement:
+    """An ok measurement: the median of the samples and its confidence interval; the load while
+    it was timed goes under hardware's "load", with its doubts (measure/load), which the message
+    names too."""
     median, low, high = median_ci(samples)
+    ci_rel = relative_half_width(median, low, high)
+    why = doubts(ci_rel, load)
+    if load is not None:
+        base = {**base, "hardware": {**base["hardware"], "load": {**load, "doubts": why}}}
     return Measurement(**base, status="ok", median_s=median, ci_low_s=low, ci_high_s=high,
-                       ci_rel=relative_half_width(median, low, high), repetitions=len(samples),
-                       steps_per_repetition=steps, **fields)
+                       ci_rel=ci_rel, repetitions=len(samples), steps_per_repetition=steps,
+                       message="; ".join(part for part in (message, *why) if part), **fields)
+
+
+def _until_sound(time_once, roots: list, task: MeasureTask, options: MeasureOptions
+                 ) -> tuple[dict, dict]:
+    """Time (time_once() -> task -> samples) with the host's load watched (not across nodes: it
+    is theirs), again while a timed task's interval is too wide or the host was busy
+    (measure/load), at most RETIMINGS more times; the quietest attempt's samples and its load
+    record, which counts the attempts."""
+    attempts = []
+    for _ in range(1 + RETIMINGS):
+        watch = None if task.hosts else Watch(roots, task.threads * task.ranks)
+        samples = time_once()
+        load = watch.load() if watch is not None else None
+        widths = [relative_half_width(*median_ci(s)) for s in samples.values() if s]
+        attempts.append((samples, widths, load))
+        if not any(doubts(width, load) for width in widths):
+            break
+    samples, _, load = attempts[quietest([(widths, load) for _, widths, load in attempts])]
+    return samples, {**(load or {}), "timings": len(attempts)}
 
 
 def _calibrate(child: _Child, task: MeasureTask, options: MeasureOptions) -> int:
@@ -293,9 +323,9 @@ def _calibrate(child: _Child, task: MeasureTask, options: MeasureOptions) -> int
     return max(1, int(math.ceil(options.repetition_s / one)))
 
 
-def _time(child: _Child, task: MeasureTask, options: MeasureOptions) -> tuple[list[float], int]:
+def _time(child: _Child, task: MeasureTask, options: MeasureOptions, steps: int) -> list[float]:
+    """Repetitions of steps steps until the interval is within the target or the budget is spent."""
     h = repr(task.h)
-    steps = _calibrate(child, task, options)
     samples: list[float] = []
     started = time.monotonic()
     while len(samples) < options.max_repetitions:
@@ -307,7 +337,7 @@ def _time(child: _Child, task: MeasureTask, options: MeasureOptions) -> tuple[li
                 break
             if time.monotonic() - started > options.budget_s:
                 break
-    return samples, steps
+    return samples
 
 
 def retime_interleaved(tasks: list[MeasureTask], options: MeasureOptions = MeasureOptions(),
@@ -337,26 +367,31 @@ def retime_interleaved(tasks: list[MeasureTask], options: MeasureOptions = Measu
                 failed(task, failure.status, failure.message)
                 continue
             children[task], steps[task] = child, calls
-        samples = {task: [] for task in children}
-        started, rounds = time.monotonic(), 0
-        while children and rounds < options.max_repetitions:
-            for task, child in list(children.items()):
-                try:
-                    child.send(f"rep 0.0 {task.h!r} {steps[task]}")
-                    samples[task].append(float(child.read()))
-                except _ChildFailed as failure:
-                    failed(task, failure.status, failure.message)
-            rounds += 1
-            if rounds >= min_rounds and (
-                    time.monotonic() - started > options.budget_s * len(tasks)
-                    or all(relative_half_width(*median_ci(samples[t])) <= options.ci_target
-                           for t in children)):
-                break
+        def rounds_once() -> dict:
+            samples = {task: [] for task in children}
+            started, rounds = time.monotonic(), 0
+            while children and rounds < options.max_repetitions:
+                for task, child in list(children.items()):
+                    try:
+                        child.send(f"rep 0.0 {task.h!r} {steps[task]}")
+                        samples[task].append(float(child.read()))
+                    except _ChildFailed as failure:
+                        failed(task, failure.status, failure.message)
+                rounds += 1
+                if rounds >= min_rounds and (
+                        time.monotonic() - started > options.budget_s * len(tasks)
+                        or all(relative_half_width(*median_ci(samples[t])) <= options.ci_target
+                               for t in children)):
+                    break
+            return {task: samples[task] for task in children}
+
+        samples, load = _until_sound(rounds_once, [c.process.pid for c in children.values()],
+                                     tasks[0], options) if children else ({}, None)
     finally:
         for child in children.values():
             child.close()
     for task in children:
-        results[task] = _timed(_provenance(task, options), samples[task], steps[task],
+        results[task] = _timed(_provenance(task, options), samples[task], steps[task], load,
                                timing="interleaved",
                                message=f"re-timed interleaved with {len(tasks) - 1} other "
                                        "variant(s)")

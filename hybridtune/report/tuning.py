@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from hybridtune.measure.load import BUSY_SHARE, WIDE_LIMIT, row_doubts
 from hybridtune.report.failures import every_failed, group_failures
 from hybridtune.report.ranking import configuration_title, unranked_why
 
@@ -18,7 +19,9 @@ def measured_note(row: dict) -> str:
     """A measurement in a few words, for progress lines."""
     where = where_measured(row)
     if row["status"] == "ok":
-        return f"{where}: {row['median_s']:.3e} s/step {row['id']}"
+        doubted = " (busy)" if any(why.startswith("busy") for why in row_doubts(row)) else \
+            " (wide)" if row_doubts(row) else ""
+        return f"{where}: {row['median_s']:.3e} s/step {row['id']}{doubted}"
     return f"{where}: {row['status']} {row['id']}"
 
 
@@ -44,7 +47,7 @@ def chosen_line(outcome, strategy: str) -> tuple[str, dict]:
               "shortlisted": [p.id for p in plan.shortlisted], "measured": measured,
               "measured_now": outcome.new, "failed": failed,
               "not_measured": list(outcome.not_measured), "retimed": sorted(outcome.retimed),
-              "chosen": None, "ended_by": outcome.ended_by}
+              "chosen": None, "ended_by": outcome.ended_by, "unreliable": None}
     left = (f"; {len(outcome.not_measured)} not measured (time limit)"
             if outcome.not_measured else "")
     chosen = outcome.chosen()
@@ -63,11 +66,74 @@ def chosen_line(outcome, strategy: str) -> tuple[str, dict]:
         notes.append(f"{overlapping} other(s) within its interval: a larger --budget tells "
                      "them apart")
     record["overlapping"] = overlapping
+    hardware = row.get("hardware")
+    record["chosen"]["load"] = hardware.get("load") if isinstance(hardware, dict) else None
+    record["chosen"]["doubts"] = row_doubts(row)
+    record["unreliable"] = unreliable(outcome, best.id)
     note = "".join(f", {n}" for n in notes)
     return (f"  chosen: {best.id}: measured {row['median_s']:.4e} s/step +-"
             f"{100 * (row.get('ci_rel') or 0):.1f}% (predicted {best.predicted_s:.4e}, "
             f"rank {best.rank}); {measured} of {len(plan.shortlisted)} shortlisted measured, "
-            f"{outcome.new} new{note}{left}", record)
+            f"{outcome.new} new{note}{left}{unreliable_words(record['unreliable'])}", record)
+
+
+def unreliable(outcome, chosen_id: str) -> dict | None:
+    """The doubtful timings (measure/load: taken on a busy host, or too wide an interval) among
+    those the choice was made from (the ok first timings of the shortlist and the re-timings),
+    with why and the load each was taken under; None where every one is sound."""
+    timed = [row for p in outcome.plan.shortlisted
+             if (row := outcome.rows.get(p.id)) is not None and row.get("status") == "ok"]
+    timed += [row for row in outcome.retimed.values() if row.get("status") == "ok"]
+    doubtful = []
+    for row in timed:
+        why = row_doubts(row)
+        if why:
+            hardware = row.get("hardware")
+            doubtful.append({"id": row["id"], "timing": row.get("timing"), "why": why,
+                             "load": hardware.get("load") if isinstance(hardware, dict)
+                             else None})
+    if not doubtful:
+        return None
+    mine = [item for item in doubtful if item["id"] == chosen_id]
+    return {"timings": len(doubtful), "of": len(timed),
+            "busy": any(why.startswith("busy") for item in doubtful for why in item["why"]),
+            "chosen": mine[0]["why"] if mine else [], "doubtful": doubtful}
+
+
+def unreliable_words(found: dict | None) -> str:
+    """The end of a chosen line whose configuration has doubtful timings: how many, and why
+    (the chosen timing's reasons, else the first doubtful one's)."""
+    if not found:
+        return ""
+    first = found["doubtful"][0]
+    why = f"the chosen one: {'; '.join(found['chosen'])}" if found["chosen"] else \
+        f"{first['id']}: {'; '.join(first['why'])}"
+    where = "on a busy machine" if found["busy"] else "with too wide an interval"
+    return (f"; UNRELIABLE: {found['timings']} of {found['of']} timings taken {where} ({why}); "
+            "the choice means little")
+
+
+def unreliable_summary(records: list[dict]) -> str | None:
+    """The closing count of configurations whose choice rests on doubtful timings."""
+    busy = sum(1 for r in records if r.get("unreliable") and r["unreliable"]["busy"])
+    wide = sum(1 for r in records if r.get("unreliable") and not r["unreliable"]["busy"])
+    if not busy and not wide:
+        return None
+    parts = ([f"{busy} of {len(records)} configurations measured on a busy machine (others "
+              f"took at least {100 * BUSY_SHARE:.0f}% of the cores a timing needs)"]
+             if busy else [])
+    if wide:
+        parts.append(f"{wide}{' more' if busy else f' of {len(records)} configurations'} "
+                     f"with timings whose interval is wider than +-{100 * WIDE_LIMIT:.0f}%")
+    return ("warning: " + ", ".join(parts) + ": their choices and the thread and layout notes "
+            "on them are unreliable; measure them again on a quiet machine (tune --fresh)")
+
+
+def load_json(records: list[dict]) -> dict:
+    """The --json summary of doubtful configurations, with the limits that made them so."""
+    return {"busy_share": BUSY_SHARE, "wide_limit": WIDE_LIMIT, "configurations": len(records),
+            "busy": sum(1 for r in records if r.get("unreliable") and r["unreliable"]["busy"]),
+            "unreliable": sum(1 for r in records if r.get("unreliable"))}
 
 
 def _overlapping(outcome, chosen_id: str, chosen: dict) -> int:
@@ -88,17 +154,22 @@ def thread_notes(records: list[dict]) -> list[str]:
     for record in records:
         if record["chosen"] is not None:
             key = (record["method"], record["ivp"], record["n"], record["ranks"])
-            by_case.setdefault(key, []).append((record["threads"], record["chosen"]))
+            by_case.setdefault(key, []).append(
+                (record["threads"], {**record["chosen"], "unreliable": record.get("unreliable")}))
     notes = []
     for (method, ivp, n, _), chosen in sorted(by_case.items()):
         chosen.sort(key=lambda pair: pair[0])
         for (few, a), (many, b) in zip(chosen, chosen[1:]):
             if a["measured_s"] < b["measured_s"]:
                 predicted = a["predicted_s"] / b["predicted_s"]
+                doubted = [t for t, record in ((few, a), (many, b)) if record.get("unreliable")]
                 notes.append(f"note: {method} {ivp} n={n}: the best {few}-thread variant measured "
                              f"{b['measured_s'] / a['measured_s']:.2f}x faster than the best "
                              f"{many}-thread one, which was predicted {predicted:.2f}x faster: "
-                             f"use {few} thread(s) here")
+                             + (f"UNRELIABLE, the {' and '.join(map(str, doubted))}-thread "
+                                "timings were taken on a busy machine or are too wide; measure "
+                                "again before using fewer threads" if doubted else
+                                f"use {few} thread(s) here"))
     return notes
 
 
@@ -118,9 +189,12 @@ def layout_lines(records: list[dict]) -> list[str]:
         fastest = best["chosen"]["measured_s"]
         others = ", ".join(f"{r['ranks']}x{r['threads']} {r['chosen']['measured_s'] / fastest:.2f}x"
                            for r in mine[1:])
+        doubted = [f"{r['ranks']}x{r['threads']}" for r in mine if r.get("unreliable")]
         lines.append(f"{method} {ivp} n={n}: fastest layout {best['ranks']} rank(s) x "
                      f"{best['threads']} thread(s): {best['chosen']['id']} "
-                     f"({best['chosen']['measured_s']:.4e} s/step); the others take: {others}")
+                     f"({best['chosen']['measured_s']:.4e} s/step); the others take: {others}"
+                     + (f"; UNRELIABLE: the timings of {', '.join(doubted)} were taken on a busy "
+                        "machine or are too wide" if doubted else ""))
     return lines
 
 
