@@ -172,8 +172,8 @@ def other_load(before: Look, after: Look, cores: int, ticks_per_s: float | None 
     """The load record of a timing between two looks, as JSON: on the `cores` CPUs the measured
     threads ran on most (the cores it needs), the CPU time others spent there (busy ticks less the
     measured threads' and this process's) and the steal, each in cores (per second of the
-    timing), their share of the cores it needs; the run queue at both looks; the busiest other
-    processes of the whole machine."""
+    timing), their share of the cores it needs, and what the measured threads got there; the run
+    queue at both looks; the busiest other processes of the whole machine."""
     hz = ticks_per_s or os.sysconf("SC_CLK_TCK")
     window = max(after.at - before.at, 1e-9)
     measured = _spent(before.threads, after.threads)
@@ -186,11 +186,12 @@ def other_load(before: Look, after: Look, cores: int, ticks_per_s: float | None 
         old, new = before.cpus.get(cpu, (0, 0)), after.cpus.get(cpu, (0, 0))
         busy += new[0] - old[0]
         steal += new[1] - old[1]
-    others = max(0, busy - sum(measured.get(cpu, 0) + mine.get(cpu, 0) for cpu in used))
+    timed = sum(measured.get(cpu, 0) for cpu in used)
+    others = max(0, busy - timed - sum(mine.get(cpu, 0) for cpu in used))
     seconds = hz * window
     processes = sorted(_others(before, after).items(), key=lambda item: (-item[1], item[0]))
     load = {"cores": cores, "cpus": used, "window_s": round(window, 4),
-            "others_cores": round(others / seconds, 3), "steal_cores": round(steal / seconds, 3),
+            "measured_cores": round(timed / seconds, 3), "others_cores": round(others / seconds, 3), "steal_cores": round(steal / seconds, 3),
             "run_queue": [before.running, after.running],
             "processes": [[name, round(ticks / seconds, 3)]
                           for name, ticks in processes[:TOP_PROCESSES]]}
