@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -13,6 +13,8 @@ from hybridtune.describe.evaluate import EvaluationError, Evaluator, is_int
 from hybridtune.describe.expr import Input, parse_expression, walk
 from hybridtune.describe.ivp_checks import (RESERVED, check_cover, check_reads, check_tree,
                                             component_reads, names_in)
+from hybridtune.describe.ivp_split import (Refusal, split_blocks, split_indices,
+                                           unsplittable_sum_reads)
 from hybridtune.describe.printing import to_c
 from hybridtune.describe.sizes import POWERS, SizeRule
 from hybridtune.describe.source import Node, Source
@@ -35,6 +37,7 @@ class Block:
     line: int | None = None
     outer_repeat: object = None
     outer_stride: object = None
+    origin: int | None = None   # the written block this one was split from (ivp_split.py)
 
     def repeats(self, env: dict) -> tuple[int, int]:
         """(outer, inner) repeat counts, 1 where a level is absent."""
@@ -78,6 +81,13 @@ class IVP:
     stable_step: object = None
     description: str = ""
     path: str = ""
+    affine_components: tuple = ()   # the components split where indices use / or % on j
+
+    @property
+    def affine_blocks(self) -> tuple:
+        """The component blocks with every %in index j plus a constant on each (the kerncraft
+        form and the generated C loop over these): the written blocks where they already are."""
+        return self.affine_components or self.components
 
     @property
     def int_names(self) -> set[str]:
@@ -301,4 +311,24 @@ def parse_ivp(source: Source) -> IVP:
         check_cover(fields["components"], components, env, n)
         check_cover(fields["initial_values"], initial, env, n)
         check_reads(fields["components"], components, env, n)
-    return ivp
+    return _with_affine_blocks(ivp, fields["components"])
+
+
+def _with_affine_blocks(ivp: IVP, node: Node) -> IVP:
+    """The IVP with its blocks split where %in indices use / or % on j, or the error that names
+    the block and the index the split cannot take."""
+    for number, block in enumerate(ivp.components):
+        for index in unsplittable_sum_reads(block.code):
+            raise node.child(number).child("code").error(
+                "%in reads inside a sum at an offset from j or the sum's variable (a read there "
+                "that uses / or % on them, or a condition, has no kerncraft form)",
+                value=f"%in[{to_c(index)}]")
+    if not any(split_indices(block.code) for block in ivp.components):
+        return ivp
+    split = split_blocks(ivp)
+    if isinstance(split, Refusal):
+        raise node.child(split.block).child("code").error(
+            f"%in indices that split into blocks on which each is j plus a constant, as the "
+            f"kerncraft form needs: this one {split.reason}; write the component as such blocks "
+            "(scenarios/ivps/Brusselator2D.ivp.yaml)", value=f"%in[{split.index}]")
+    return replace(ivp, affine_components=split)

@@ -1,0 +1,429 @@
+"""Component blocks whose %in indices use / or % on j, split into blocks on which each index is j plus a constant."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from hybridtune.describe.costs import input_index_trees, outside_sums
+from hybridtune.describe.evaluate import EvaluationError
+from hybridtune.describe.expr import (Binary, Cond, Input, Name, Num, Unary, parse_expression,
+                                      rewrite, walk)
+from hybridtune.describe.ivp_checks import component_reads, names_in
+from hybridtune.describe.printing import to_c
+
+MAX_PIECES = 64          # blocks one component block may split into
+MAX_LEVELS = 2           # a block's repeat and outer_repeat
+_SPLITTING = ("/", "%")
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A component block the split cannot make affine: its number, the %in index and why."""
+    block: int
+    index: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"component block {self.block}: %in[{self.index}] {self.reason}"
+
+
+class _Refused(Exception):
+    pass
+
+
+class _Split(Exception):
+    """The region must be split into these regions before the index can be evaluated."""
+
+    def __init__(self, regions: list):
+        super().__init__()
+        self.regions = regions
+
+
+@dataclass(frozen=True)
+class _Region:
+    """Components j = first + sum_i v_i stride_i + q, v_i < count_i (outermost first), q < size."""
+    first: object
+    levels: tuple           # ((count, stride), ...)
+    size: object
+
+
+def needs_split(index) -> bool:
+    """Whether an index applies / or % to an expression in j, or chooses by a condition on j."""
+    for part in walk(index):
+        if isinstance(part, Binary) and part.op in _SPLITTING and "j" in names_in(part):
+            return True
+        if isinstance(part, Cond) and "j" in names_in(part):
+            return True
+    return False
+
+
+def split_indices(code) -> list:
+    """The %in indices of a block's code (outside sums) that need the split."""
+    return [p.index for p in outside_sums(code) if isinstance(p, Input) and needs_split(p.index)]
+
+
+def unsplittable_sum_reads(code) -> list:
+    """%in indices inside sums that use / or % or a condition on j or the sum's variable."""
+    found = []
+    for index, reduction in input_index_trees(code):
+        if reduction is None:
+            continue
+        for part in walk(index):
+            if isinstance(part, (Cond,)) or (isinstance(part, Binary) and part.op in _SPLITTING
+                                             and names_in(part) & {"j", reduction.var.id}):
+                found.append(index)
+                break
+    return found
+
+
+class _Splitter:
+    def __init__(self, ivp):
+        import sympy
+        self.sympy = sympy
+        self.ivp = ivp
+        root = ivp.sizes.root
+        self.base = sympy.Symbol(root[0] if root else "n", positive=True, integer=True)
+        smallest = ivp.sizes.next_valid(ivp.sizes.minimum)
+        self.lowest = ivp.sizes.root_value(smallest) if root else smallest
+        self.defined = {}
+        self.defined["n"] = ivp.sizes.fields * self.base ** root[1] if root else self.base
+        if root:
+            self.defined[root[0]] = self.base
+        for name, tree in ivp.quantities:
+            self.defined[name] = self.size(tree)
+        self.q = sympy.Symbol("ht_q", integer=True, nonnegative=True)
+        self.v = [sympy.Symbol(f"ht_v{i}", integer=True, nonnegative=True)
+                  for i in range(MAX_LEVELS)]
+
+    # sizes --------------------------------------------------------------------------------
+    def size(self, tree):
+        """A j-free integer expression as a polynomial in the base size (quantities expanded)."""
+        sympy = self.sympy
+        if isinstance(tree, Num) and isinstance(tree.value, int):
+            return sympy.Integer(tree.value)
+        if isinstance(tree, Name) and tree.id in self.defined:
+            return self.defined[tree.id]
+        if isinstance(tree, Unary) and tree.op in "-+":
+            value = self.size(tree.operand)
+            return -value if tree.op == "-" else value
+        if isinstance(tree, Binary) and tree.op in ("+", "-", "*", "/"):
+            left, right = self.size(tree.left), self.size(tree.right)
+            if tree.op == "/":
+                return self.exact_quotient(left, right)
+            return sympy.expand({"+": left + right, "-": left - right, "*": left * right}[tree.op])
+        raise _Refused(f"uses {to_c(tree)}, which is not arithmetic in n and the quantities")
+
+    def exact_quotient(self, left, right):
+        quotient = self.sympy.cancel(left / right)
+        if not quotient.is_polynomial(self.base):
+            raise _Refused(f"divides {self.shown(left)} by {self.shown(right)}, which is not "
+                           "exact for every n")
+        return self.sympy.expand(quotient)
+
+    def nonnegative(self, expr) -> bool:
+        """Whether expr >= 0 at every valid size: its coefficients in (base - smallest) are."""
+        sympy = self.sympy
+        expr = sympy.expand(expr)
+        if expr.free_symbols - {self.base}:
+            return False
+        shifted = sympy.expand(expr.subs(self.base, self.base + self.lowest))
+        if not shifted.free_symbols:
+            return bool(shifted >= 0)
+        return all(c >= 0 for c in sympy.Poly(shifted, self.base).all_coeffs())
+
+    def is_zero(self, expr) -> bool:
+        return self.sympy.expand(expr) == 0
+
+    # regions ------------------------------------------------------------------------------
+    def variables(self, region: _Region) -> list:
+        return self.v[:len(region.levels)] + [self.q]
+
+    def j_of(self, region: _Region):
+        return region.first + sum((v * stride for v, (_, stride) in
+                                   zip(self.v, region.levels)), self.sympy.Integer(0)) + self.q
+
+    def simplified(self, region: _Region) -> _Region:
+        """Levels that run once dropped."""
+        levels = tuple((c, s) for c, s in region.levels if not self.is_zero(c - 1))
+        return replace(region, levels=levels)
+
+    def cut(self, region: _Region, var, at) -> list:
+        """The region with var's range cut at `at`: below it, and from it on."""
+        if var == self.q:
+            return [replace(region, size=at),
+                    replace(region, first=self.sympy.expand(region.first + at),
+                            size=self.sympy.expand(region.size - at))]
+        level = self.v.index(var)
+        count, stride = region.levels[level]
+        below = list(region.levels)
+        below[level] = (at, stride)
+        above = list(region.levels)
+        above[level] = (self.sympy.expand(count - at), stride)
+        return [replace(region, levels=tuple(below)),
+                replace(region, first=self.sympy.expand(region.first + at * stride),
+                        levels=tuple(above))]
+
+    def rows(self, region: _Region, width):
+        """The region's contiguous run as rows of `width` (a new innermost repeat level)."""
+        if len(region.levels) >= MAX_LEVELS:
+            raise _Refused(f"needs more than {MAX_LEVELS} repeat levels")
+        count = self.exact_quotient(region.size, width)
+        return replace(region, levels=region.levels + ((count, width),), size=width)
+
+    # evaluation ---------------------------------------------------------------------------
+    def value(self, tree, region: _Region):
+        """The index as an expression affine in the region's variables; raises _Split where the
+        region must be cut first."""
+        sympy = self.sympy
+        if isinstance(tree, Name) and tree.id == "j":
+            return sympy.expand(self.j_of(region))
+        if isinstance(tree, (Num, Name)):
+            return self.size(tree)
+        if isinstance(tree, Unary) and tree.op in "-+":
+            value = self.value(tree.operand, region)
+            return -value if tree.op == "-" else value
+        if not isinstance(tree, Binary) or tree.op not in ("+", "-", "*", "/", "%"):
+            raise _Refused(f"uses {to_c(tree)}; the split takes +, -, *, / and % only")
+        left, right = self.value(tree.left, region), self.value(tree.right, region)
+        variables = set(self.variables(region))
+        if tree.op == "+":
+            return sympy.expand(left + right)
+        if tree.op == "-":
+            return sympy.expand(left - right)
+        if tree.op == "*":
+            if left.free_symbols & variables and right.free_symbols & variables:
+                raise _Refused(f"multiplies two terms in j ({to_c(tree)})")
+            return sympy.expand(left * right)
+        if right.free_symbols & variables:
+            raise _Refused(f"divides by a term in j ({to_c(tree)})")
+        if not self.nonnegative(right - 1):
+            raise _Refused(f"divides by {to_c(tree.right)}, which is not positive for every n")
+        quotient = self.quotient(left, right, region, tree)
+        return quotient if tree.op == "/" else sympy.expand(left - right * quotient)
+
+    def quotient(self, x, d, region: _Region, tree):
+        """x / d in C, x affine in the region's variables and >= 0, d > 0 free of them."""
+        sympy = self.sympy
+        variables = self.variables(region)
+        ranges = [count for count, _ in region.levels] + [region.size]
+        whole = sympy.Integer(0)
+        partial = []
+        rest = x
+        for var, extent in zip(variables, ranges):
+            coefficient = sympy.expand(x.coeff(var))
+            rest = sympy.expand(rest - coefficient * var)
+            if coefficient.free_symbols & set(variables):
+                raise _Refused(f"is not affine in j ({to_c(tree)})")
+            if not self.nonnegative(coefficient):
+                raise _Refused(f"divides a term that falls as j grows ({to_c(tree)})")
+            if self.is_zero(extent - 1) or self.is_zero(coefficient):
+                continue
+            ratio = sympy.cancel(coefficient / d)
+            if ratio.is_polynomial(self.base) and all(
+                    c.is_integer for c in sympy.Poly(ratio, self.base).all_coeffs()):
+                whole += ratio * var
+            else:
+                partial.append((var, extent, coefficient))
+        if not self.nonnegative(rest):
+            raise _Refused(f"divides a value that may be negative ({to_c(tree)})")
+        start, offset = self.divide(rest, d, tree)       # rest = start * d + offset, 0 <= offset < d
+        largest = sum((c * (extent - 1) for _, extent, c in partial), sympy.Integer(0))
+        if self.nonnegative(d - 1 - offset - largest):
+            return sympy.expand(start + whole)
+        if len(partial) > 1:
+            raise _Refused(f"wraps in two directions at once ({to_c(tree)})")
+        if not self.is_zero(partial[0][2] - 1):
+            raise _Refused(f"steps by {self.shown(partial[0][2])} per component, which the split cannot "
+                           f"divide by {self.shown(d)} ({to_c(tree)})")
+        var, extent, _ = partial[0]
+        if not self.is_zero(offset):
+            at = sympy.expand(d - offset)
+            if not self.nonnegative(extent - at):
+                raise _Refused(f"wraps at a component that is not inside the block for every n "
+                               f"({to_c(tree)})")
+            raise _Split(self.cut(region, var, at))
+        if var == self.q:
+            raise _Split([self.rows(region, d)])
+        raise _Refused(f"wraps more than once along a repeat ({to_c(tree)})")
+
+    def divide(self, value, d, tree) -> tuple:
+        """(start, offset) with value = start * d + offset and 0 <= offset < d at every n."""
+        sympy = self.sympy
+        if d.is_Integer:
+            poly = sympy.Poly(value, self.base)
+            coefficients = poly.all_coeffs()
+            if any(not c.is_integer or c % d for c in coefficients[:-1]):
+                raise _Refused(f"has a remainder modulo {self.shown(d)} that depends on n ({to_c(tree)})")
+            constant = int(coefficients[-1])
+            offset = sympy.Integer(constant % int(d))
+            return sympy.expand((value - offset) / d), offset
+        try:
+            start, offset = sympy.div(sympy.Poly(value, self.base), sympy.Poly(d, self.base))
+        except (sympy.PolynomialError, ValueError):
+            raise _Refused(f"divides by {self.shown(d)}, which the split cannot take ({to_c(tree)})") from None
+        start, offset = start.as_expr(), offset.as_expr()
+        if not self.nonnegative(offset):
+            start, offset = start - 1, sympy.expand(offset + d)
+        if not (self.nonnegative(offset) and self.nonnegative(d - 1 - offset)):
+            raise _Refused(f"has a remainder modulo {self.shown(d)} the split cannot bound ({to_c(tree)})")
+        if not all(c.is_integer for c in sympy.Poly(sympy.expand(start), self.base).all_coeffs()):
+            raise _Refused(f"has a quotient by {self.shown(d)} that is not an integer polynomial "
+                           f"({to_c(tree)})")
+        return sympy.expand(start), offset
+
+    # blocks -------------------------------------------------------------------------------
+    def pieces(self, block, indices: list) -> list:
+        """(region, {index text: constant offset from j}) per piece of the block."""
+        sympy = self.sympy
+        levels = []
+        for repeat, stride in ((block.outer_repeat, block.outer_stride),
+                               (block.repeat, block.stride)):
+            if repeat is not None:
+                levels.append((self.size(repeat), self.size(stride)))
+        work = [self.simplified(_Region(self.size(block.first), tuple(levels),
+                                        self.size(block.size)))]
+        done = []
+        while work:
+            if len(work) + len(done) > MAX_PIECES:
+                raise _Refused(f"splits into more than {MAX_PIECES} blocks")
+            region = work.pop(0)
+            try:
+                values = {to_c(index): self.value(index, region) for index in indices}
+            except _Split as split:
+                work[:0] = [self.simplified(r) for r in split.regions]
+                continue
+            j = sympy.expand(self.j_of(region))
+            offsets = {}
+            for text, value in values.items():
+                offset = sympy.expand(value - j)
+                for var, extent in zip(self.variables(region),
+                                       [c for c, _ in region.levels] + [region.size]):
+                    if self.is_zero(extent - 1):
+                        offset = sympy.expand(offset.subs(var, 0))
+                if offset.free_symbols - {self.base}:
+                    raise _Refused("is not j plus a constant on any block of the split")
+                offsets[text] = offset
+            done.append((region, offsets))
+        return done
+
+    def shown(self, expr) -> str:
+        try:
+            return to_c(self.tree(expr))
+        except Exception:       # not a polynomial in the base size: sympy's own text
+            return str(expr)
+
+    def tree(self, expr):
+        """A polynomial in the base size as an expression tree in its name."""
+        sympy = self.sympy
+        poly = sympy.Poly(sympy.expand(expr), self.base)
+        denominator = sympy.ilcm(1, *[sympy.fraction(c)[1] for c in poly.all_coeffs()])
+        text = ""
+        for (power,), coefficient in sorted(poly.terms(), reverse=True):
+            coefficient = int(coefficient * denominator)
+            factors = [self.base.name] * power
+            if abs(coefficient) != 1 or not factors:
+                factors.insert(0, str(abs(coefficient)))
+            term = " * ".join(factors)
+            if not text:
+                text = f"-{term}" if coefficient < 0 else term
+            else:
+                text += f" {'-' if coefficient < 0 else '+'} {term}"
+        text = text or "0"
+        if denominator != 1:
+            text = f"({text}) / {denominator}"
+        return parse_expression(text)
+
+
+def _plus(splitter, offset):
+    """j + offset as a tree (j - c where the offset's leading term is negative)."""
+    sympy = splitter.sympy
+    offset = sympy.expand(offset)
+    if offset == 0:
+        return Name("j")
+    leading = sympy.Poly(offset, splitter.base).LC()
+    if leading < 0:
+        return Binary("-", Name("j"), splitter.tree(-offset))
+    return Binary("+", Name("j"), splitter.tree(offset))
+
+
+def _rewritten(code, indices: dict):
+    def fn(node):
+        if isinstance(node, Input) and to_c(node.index) in indices:
+            return Input(indices[to_c(node.index)])
+        return node
+    return rewrite(code, fn)
+
+
+def split_blocks(ivp) -> tuple | Refusal:
+    """The IVP's component blocks with every block whose indices need the split replaced by its
+    pieces (each a Block whose `origin` is the number of the block it came from), or a Refusal."""
+    out = []
+    splitter = None
+    for number, block in enumerate(ivp.components):
+        indices = split_indices(block.code)
+        if not indices:
+            out.append(block)
+            continue
+        splitter = splitter or _Splitter(ivp)
+        index_texts = {to_c(i) for i in indices}
+        try:
+            found = splitter.pieces(block, indices)
+            pieces = [_piece(splitter, block, number, region, offsets)
+                      for region, offsets in found]
+        except _Refused as exc:
+            shown = next(iter(sorted(index_texts)))
+            return Refusal(number, _failing(splitter, block, indices) or shown, str(exc))
+        problem = _disagreement(ivp, block, pieces)
+        if problem:
+            return Refusal(number, sorted(index_texts)[0], problem)
+        env = ivp.environment(ivp.sizes.samples()[-1])
+        out += sorted(pieces, key=lambda piece: piece.starts(env)[0])
+    return tuple(out)
+
+
+def _failing(splitter, block, indices) -> str | None:
+    """The first index that refuses on its own (the one to name)."""
+    for index in indices:
+        try:
+            splitter.pieces(block, [index])
+        except _Refused:
+            return to_c(index)
+    return None
+
+
+def _piece(splitter, block, number, region: _Region, offsets: dict):
+    from hybridtune.describe.ivp import Block     # ivp.py calls this module while parsing
+    levels = list(region.levels)
+    inner = levels.pop() if levels else (None, None)
+    outer = levels.pop() if levels else (None, None)
+    tree = splitter.tree
+    code = _rewritten(block.code, {text: _plus(splitter, value) for text, value in offsets.items()})
+    return Block(tree(region.first), tree(region.size), code,
+                 None if inner[0] is None else tree(inner[0]),
+                 None if inner[1] is None else tree(inner[1]), block.line,
+                 None if outer[0] is None else tree(outer[0]),
+                 None if outer[1] is None else tree(outer[1]), number)
+
+
+def _disagreement(ivp, block, pieces: list) -> str | None:
+    """At each sample size, the pieces cover the block's components once and read what it reads."""
+    for n in ivp.sizes.samples():
+        try:
+            env = ivp.environment(n)
+            js = block.indices(env)
+            covered = np.concatenate([p.indices(env) for p in pieces]) if pieces else js[:0]
+            if len(covered) != len(js) or not np.array_equal(np.sort(covered), np.sort(js)):
+                return f"splits into blocks that do not cover the block at n = {n}"
+            for piece in pieces:
+                mine = piece.indices(env)
+                if not len(mine):
+                    continue
+                for split, original in zip(component_reads(piece.code, env, mine),
+                                           component_reads(block.code, env, mine)):
+                    if not np.array_equal(split, original):
+                        return f"splits into blocks that read other components at n = {n}"
+        except EvaluationError as exc:
+            return f"splits into blocks that do not evaluate at n = {n} ({exc})"
+    return None
