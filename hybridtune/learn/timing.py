@@ -11,12 +11,11 @@ FIRST = "alone"                 # a variant timed on its own, in the strategy's 
 RETIMED = "interleaved"         # re-timed in turn with the close contenders of its configuration
 CLOSE_WITHIN = 0.10             # a contender: first timing within this share of the best's
 RETIME_MAX = 8                  # contenders re-timed per configuration
-# The run-to-run noise of one timing: robust standard deviation of its log error between two passes
-# of the shipped ground truth (773 pairs, Intel Xeon; `hybridtune evaluate` measures a store's own).
-# Derived when the passes were paired by row id, which swapped some; paired in store order the same
-# pairs give 0.031 (CHANGELOG 2026-12-05): this value, also hybrid's floor for a timing's noise, is
-# still the wider one
-TIMING_SPREAD = 0.068
+# The run-to-run noise of one timing, also hybrid's floor for a timing's noise: the robust standard
+# deviation (1.4826 MAD) of one timing's log error between two passes of the shipped ground truth,
+# paired in store order, each configuration's common shift removed (773 pairs, Intel Xeon; the AMD
+# EPYC ground truth gives 0.020 from 7296; strategies/noise measures a store's own)
+TIMING_SPREAD = 0.031
 
 
 def mean_of_passes(first: pd.DataFrame, key: list) -> pd.DataFrame:

@@ -117,7 +117,7 @@ def test_evaluate_json_scores_every_strategy(capsys, copy):
     assert code == 0, err
     assert text.startswith("strategies on 8 whole-pool configurations")
     # the fixture holds one pass: its noise is borrowed, and the output says so
-    assert "noise: borrowed: the shipped ground truth's spread of 0.068" in text
+    assert "noise: borrowed: the shipped ground truth's spread of 0.031" in text
     assert "hybrid: its chance of the event (an unmeasured variant more than 3% faster" in text
     assert "hybrid (no model), its prior calibrated on the other IVPs: its chance" in text
     assert "the offline model's errors within" in text
