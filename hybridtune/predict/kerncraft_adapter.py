@@ -17,6 +17,7 @@ from importlib import metadata
 from pathlib import Path
 
 from hybridtune.compiler.build import flags_problem
+from hybridtune.describe.machine import OWN_COMPILER
 from hybridtune.describe.scenario import PREDICTION_MODELS as MODELS
 from hybridtune.errors import HybridtuneError
 
@@ -195,9 +196,18 @@ def check_compiler(machine) -> None:
 
 
 def _machine(path: str, args):
+    """kerncraft's model of a machine file, once per path. Where the file has OWN_COMPILER (a
+    probed target too long for kerncraft's folder names), the first of its compilers on PATH and
+    its flags become kerncraft's --compiler and --compiler-flags, which the model reads from args."""
     from kerncraft.machinemodel import MachineModel
     if path not in _MACHINES:
-        _MACHINES[path] = MachineModel(path, args=args)
+        machine = MachineModel(path, args=args)
+        own = machine[OWN_COMPILER] if OWN_COMPILER in machine else {}
+        for name, flags in own.items() if isinstance(own, dict) else ():
+            if shutil.which(name):
+                args.compiler, args.compiler_flags = name, str(flags)
+                break
+        _MACHINES[path] = machine
     return _MACHINES[path]
 
 

@@ -14,7 +14,7 @@ from ruamel.yaml.error import YAMLError
 from ruamel.yaml.nodes import ScalarNode
 from ruamel.yaml.representer import RoundTripRepresenter
 
-from hybridtune.describe.machine import REQUIRED
+from hybridtune.describe.machine import OWN_COMPILER, REQUIRED
 from hybridtune.errors import HybridtuneError
 
 
@@ -52,7 +52,7 @@ def write_machine_file(path: Path | str, mapping: Mapping) -> Path:
     if missing:
         raise HybridtuneError(f"machine mapping for {path} lacks {', '.join(missing)}")
     data = dict(mapping)
-    for key in ("in-core model", "compiler"):
+    for key in ("in-core model", "compiler", OWN_COMPILER):
         if isinstance(data.get(key), Mapping):
             data[key] = _block_omap(data[key])
     if isinstance(data.get("probe notes"), (list, tuple)):

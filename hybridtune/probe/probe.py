@@ -6,6 +6,7 @@ import time
 from functools import partial
 from typing import Callable
 
+from hybridtune.describe.machine import OWN_COMPILER
 from hybridtune.errors import HybridtuneError
 from hybridtune.probe.bandwidth import (BENCH_KERNELS, LEVEL_SHARE, LIKE_MEMORY, MEMORY_FACTOR,
                                         PROBE_PROGRAM, BandwidthBenchmark, byte_text, gb_s,
@@ -16,7 +17,7 @@ from hybridtune.probe.clock import ClockChoice, ClockMeasurement, choose_clock, 
 from hybridtune.probe.core_model import (CORE_FACTS, CoreLayout, choose_osaca_architecture,
                                            flops_per_cycle, osaca_architectures, port_model)
 from hybridtune.probe.host_facts import HostFacts, read_host_facts
-from hybridtune.probe.target import resolved_target
+from hybridtune.probe.target import NAME_MAX, kerncraft_target, resolved_target
 
 
 KERNCRAFT_FORMAT = "0.8.11.dev0"     # the last machine-file format change kerncraft lists
@@ -99,14 +100,16 @@ def _clock(facts: HostFacts, clock: ClockBenchmark | None) -> ClockChoice:
 
 def probe_machine(facts: HostFacts | None = None, benchmark: BandwidthBenchmark | None = None,
                   samples: int = 5, min_seconds: float = 0.02, rounds: int = 2,
-                  clock: ClockBenchmark | None = None) -> dict:
+                  clock: ClockBenchmark | None = None, target: str | None = None) -> dict:
     """The host as a kerncraft machine file (plain data): read facts, choose models, measure.
 
     facts defaults to read_host_facts(); benchmark defaults to measure_bandwidth with samples and
     min_seconds (seconds per sample), called `rounds` times per kernel and core count; clock
     defaults to measure_clock, whose result becomes the file's clock when choose_clock finds it
-    plausible. Bandwidths are measured for 1..cores per socket (capped by the cores this process
-    may use), one thread per core, at footprints from level_footprints and last_level_regime.
+    plausible; target (gcc's -march=native resolved, default resolved_target()) goes into the
+    compiler flags (compiler_entries). Bandwidths are measured for 1..cores per socket (capped by
+    the cores this process may use), one thread per core, at footprints from level_footprints and
+    last_level_regime.
     """
     facts = facts or read_host_facts()
     bench = benchmark or partial(measure_bandwidth, samples=samples, min_seconds=min_seconds)
@@ -115,7 +118,8 @@ def probe_machine(facts: HostFacts | None = None, benchmark: BandwidthBenchmark 
                                                 osaca_architectures())
     overlapping, non_overlapping, micro_architecture = port_model(arch)
     layout = CORE_FACTS[arch][0]
-    target = resolved_target()
+    target = target or resolved_target()
+    compilers, target_notes = compiler_entries(target)
     measured_cores = min(facts.cores_per_socket, facts.usable_cores)
     cores = list(range(1, measured_cores + 1))
     plan, notes = level_footprints(facts, cores)
@@ -143,7 +147,7 @@ def probe_machine(facts: HostFacts | None = None, benchmark: BandwidthBenchmark 
              f"footprints: {LEVEL_SHARE:g} of each cache level's capacity in use, memory "
              f"{MEMORY_FACTOR}x the last level cache",
              f"gcc resolves -march=native to {target} here; kerncraft compiles for that target, "
-             "so the file predicts the same from any host",
+             "so the file predicts the same from any host", *target_notes,
              f"benchmarks took {elapsed:.1f} s ({rounds} rounds of {len(BENCH_KERNELS)} kernels "
              f"x {len(cores)} core counts)"] + notes + regime_notes + upstream_notes
     if measured_cores < facts.cores_per_socket:
@@ -170,7 +174,7 @@ def probe_machine(facts: HostFacts | None = None, benchmark: BandwidthBenchmark 
         "transparent hugepage": facts.transparent_hugepage,
         "in-core model": {"OSACA": arch},
         "isa": "x86",
-        "compiler": {"gcc": GCC_FLAGS.format(target=target)},
+        **compilers,
         "FLOPs per cycle": flops_per_cycle(arch, facts.flags),
         "overlapping model": {"ports": {"OSACA": overlapping}},
         "non-overlapping model": {"ports": {"OSACA": non_overlapping}},
@@ -203,6 +207,25 @@ def probe_machine(facts: HostFacts | None = None, benchmark: BandwidthBenchmark 
     return mapping
 
 
+def compiler_entries(target: str) -> tuple[dict, list]:
+    """The file's compiler keys for a resolved target, and notes.
+
+    kerncraft names a folder after the compiler flags joined, which fails beyond NAME_MAX bytes:
+    there `compiler` gets kerncraft_target's short form and OWN_COMPILER (a key kerncraft ignores)
+    the whole target, which hybridtune's analyses and build identities use.
+    """
+    whole = GCC_FLAGS.format(target=target)
+    short = kerncraft_target(target, GCC_FLAGS)
+    if short == target:
+        return {"compiler": {"gcc": whole}}, []
+    kept = "the CPU's name, the vector extensions added to it and those hidden" \
+        if short != "-march=native" else "-march=native"
+    return ({"compiler": {"gcc": GCC_FLAGS.format(target=short)}, OWN_COMPILER: {"gcc": whole}},
+            [f"compiler: the whole target would make kerncraft's folder name longer than "
+             f"{NAME_MAX} bytes; 'compiler' gives kerncraft {short} ({kept}), "
+             f"'{OWN_COMPILER}' the whole target, which hybridtune's analyses use"])
+
+
 def probe_summary(mapping: dict) -> list:
     """Lines that say what a probed machine file holds: clock (effective and nominal) and the check."""
     clock = next((n for n in mapping.get("probe notes", ()) if str(n).startswith("clock: ")),
@@ -210,5 +233,6 @@ def probe_summary(mapping: dict) -> list:
     lines = [f"{mapping.get('model name')}: {mapping.get('clock')} in the file (nominal "
              f"{mapping.get('nominal clock')}), in-core model {dict(mapping.get('in-core model', {}))}",
              clock]
-    lines.extend(n for n in mapping.get("probe notes", ()) if " like memory " in str(n))
+    lines.extend(n for n in mapping.get("probe notes", ())
+                 if " like memory " in str(n) or str(n).startswith("compiler: "))
     return lines + check_lines(check_bandwidths(mapping))

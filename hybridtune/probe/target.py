@@ -1,4 +1,4 @@
-"""The compiler target of a machine file: -march=native resolved to flags that mean the same on any host."""
+"""The compiler target of a machine file: -march=native resolved for any host, in a form kerncraft can use."""
 
 from __future__ import annotations
 
@@ -39,3 +39,33 @@ def resolved_target() -> str:
     native = target_help("native")
     name, _ = target_flags(native)
     return portable_target(native, target_help(name) if name not in ("unknown", "native") else "")
+
+
+NAME_MAX = 255      # bytes in one file name: kerncraft names a folder after the compiler flags
+# the extensions that decide a double-precision loop's instructions, where a host adds them to the
+# CPU gcc names (a Zen 4 under gcc 12: znver3 plus AVX-512)
+FP_VECTOR = ("-msse3", "-mssse3", "-msse4.1", "-msse4.2", "-mavx", "-mavx2", "-mfma", "-mfma4",
+             "-mf16c", "-mavx512f", "-mavx512cd", "-mavx512vl", "-mavx512dq", "-mavx512bw",
+             "-mavx512er", "-mavx512pf")
+
+
+def kerncraft_folder(flags: str) -> str:
+    """The folder kerncraft 0.8.18 names after a compiler's flags (KernelCode's intermediates)."""
+    return "_".join(flags.split(" ")).replace("/", "")
+
+
+def kerncraft_target(target: str, flags: str) -> str:
+    """target in a form kerncraft can name a folder after, with the flags template around it.
+
+    The whole target where it fits; else the CPU's name, the vector extensions the host adds to it
+    and every extension it hides (code that runs on the host; the extensions left out change no
+    double-precision loop); else the name and the hidden ones; else -march=native.
+    """
+    words = target.split() or ["-march=native"]
+    hidden = [word for word in words[1:] if word.startswith("-mno-")]
+    vector = [word for word in words[1:] if word in FP_VECTOR]
+    for form in (words, [words[0], *vector, *hidden], [words[0], *hidden]):
+        text = " ".join(form)
+        if len(kerncraft_folder(flags.format(target=text)).encode()) <= NAME_MAX:
+            return text
+    return "-march=native"

@@ -67,3 +67,17 @@ def test_a_file_says_whether_kerncraft_builds_for_its_cpu(tmp_path):
     native.write_text(skylake.read_text().replace("-march=skylake-avx512 -D_POSIX_C_SOURCE=200809L "
                                                   "-fopenmp -lm", "-march=native -fopenmp -lm"))
     assert not load(native, "machine").compiles_for_any_host
+
+
+def test_hybridtune_builds_with_its_own_compiler_key_where_the_file_has_one(tmp_path):
+    """A probed target too long for kerncraft's folder names: `compiler` has kerncraft's short
+    form, `hybridtune compiler` the whole target, which hybridtune's analyses use."""
+    skylake = SHARED_MACHINES / "SkylakeSP_Gold-6148.yml"
+    whole = "-O3 -march=skylake-avx512 -mavx512vnni -mno-pku -fopenmp"
+    both = tmp_path / "both.yml"
+    both.write_text(skylake.read_text() + f"\nhybridtune compiler: {{gcc: {whole}}}\n")
+    assert load(both, "machine").compilers == (("gcc", whole),)
+    native = tmp_path / "native.yml"
+    native.write_text(both.read_text().replace("-march=skylake-avx512 -D_POSIX_C_SOURCE",
+                                               "-march=native -D_POSIX_C_SOURCE"))
+    assert load(native, "machine").compiles_for_any_host

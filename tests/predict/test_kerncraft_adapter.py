@@ -151,3 +151,21 @@ def test_a_machine_file_with_flags_longer_than_a_file_name_runs(tmp_path, model)
     assert large.cycles_per_cl[0] > small.cycles_per_cl[0] > 0
     located = [p for p in (tmp_path / "k").rglob("*") if p.is_dir()]
     assert located and max(len(p.name) for p in located) <= 64
+
+
+def test_analyses_build_with_the_files_own_compiler_key(tmp_path):
+    """A probed file whose whole target kerncraft cannot name a folder after: kerncraft's
+    `compiler` has a short form, the analyses build with `hybridtune compiler`'s whole target."""
+    text = open(long_flags_machine(tmp_path)).read()
+    whole = text.split("- gcc: ")[1].splitlines()[0]
+    short = "-O3 -march=skylake-avx512 -D_POSIX_C_SOURCE=200809L -fopenmp -ffreestanding"
+    path = tmp_path / "probed.yml"
+    path.write_text(text.replace(f"- gcc: {whole}\n", f"- gcc: {short}\n")
+                    + f"\nhybridtune compiler: !!omap\n- gcc: {whole}\n")
+    [result] = analyse(TRIAD, str(tmp_path / "k"), str(path), SAMPLES[:1], "ECM")
+    assert result.status == "ok", result.message
+    digest = kerncraft_adapter.digest
+    built = (tmp_path / "k" / ".kernel.c_kerncraft" / digest(path.name) / digest("gcc")
+             / digest("gcc", *whole.split(" ")))
+    assert built.is_dir() and any(built.iterdir())
+    assert len(list((built.parent).iterdir())) == 1        # nothing built with the short form

@@ -8,6 +8,7 @@ import math
 import re
 import shutil
 import subprocess
+import sys
 import time
 from functools import lru_cache
 from pathlib import Path
@@ -24,8 +25,8 @@ from hybridtune.probe.host_facts import CacheFacts, HostFacts, read_host_facts
 from hybridtune.probe.machine_file import write_machine_file
 from hybridtune.probe.bandwidth import (BENCH_KERNELS, MEMORY_FACTOR, MEMORY_SHARE_LIMIT,
                                         BandwidthPoint, level_footprints, measure_bandwidth)
-from hybridtune.probe.probe import probe_machine
-from hybridtune.probe.target import resolved_target
+from hybridtune.probe.probe import GCC_FLAGS, probe_machine
+from hybridtune.probe.target import portable_target, resolved_target
 from tests_support import SHARED_MACHINES
 
 KIB, MIB = 1 << 10, 1 << 20
@@ -358,7 +359,8 @@ def test_the_file_names_this_cpus_target_not_native():
     # kerncraft, run on another host, compiles the same instructions as -march=native here
     assert _enabled(target) == _enabled(["-march=native"])
     mapping = probe_machine(read_host_facts(), synthetic_benchmark([]), rounds=1)
-    assert mapping["compiler"]["gcc"].startswith(f"-O3 {' '.join(target)} ")
+    own = mapping.get("hybridtune compiler", mapping["compiler"])    # what hybridtune builds with
+    assert own["gcc"].startswith(f"-O3 {' '.join(target)} ")
 
 
 def test_probe_mapping_loads_in_the_projects_reader(tmp_path):
@@ -465,3 +467,56 @@ def test_published_machine_files_run_kerncraft_ecm_unchanged(path, tmp_path):
     assert ecm["T_comp"] > 0 and float(ecm["total cycles"]["cy/CL"]) > 0
     assert path.read_bytes() == before
 
+
+
+# ---------------------------------------------------------------- kerncraft run by hand
+
+KERNCRAFT = Path(sys.executable).parent / "kerncraft"
+GCC_TARGET = Path(__file__).resolve().parents[1] / "data" / "probe" / "gcc-target"
+RECORDED_HOSTS = {"emerald-rapids": "rocketlake",          # this VM: the whole target fits
+                  "emerald-rapids-cooperlake": "cooperlake",   # the same CPU named cooperlake
+                  "zen4-gcc12": "znver3"}
+
+
+def recorded_target(host: str) -> str:
+    """-march=native on a recorded host, resolved by the probe's code from gcc's outputs there."""
+    return portable_target((GCC_TARGET / f"native-{host}.txt").read_text(),
+                           (GCC_TARGET / f"march-{RECORDED_HOSTS[host]}.txt").read_text())
+
+
+def kerncraft_by_hand(machine: Path, folder: Path) -> subprocess.CompletedProcess:
+    """`kerncraft -p ECM -m FILE triad.c -D N 1000000`, as a kerncraft user runs it."""
+    kernel = folder / "triad.c"
+    kernel.write_text(TRIAD)
+    return subprocess.run([str(KERNCRAFT), "-p", "ECM", "-m", str(machine), kernel.name,
+                           "-D", "N", "1000000"], cwd=folder, capture_output=True, text=True,
+                          timeout=300)
+
+
+@QUIET_KERNCRAFT
+@pytest.mark.slow
+@pytest.mark.parametrize("host", sorted(RECORDED_HOSTS))
+def test_kerncraft_run_by_hand_predicts_with_the_probed_file(host, tmp_path):
+    """kerncraft's command line on the file the probe writes for a host of recorded gcc outputs;
+    hybridtune's own analyses still build for the whole target."""
+    target = recorded_target(host)
+    mapping = probe_machine(read_host_facts(), synthetic_benchmark([]), rounds=1, target=target)
+    path = write_machine_file(tmp_path / "host.yml", mapping)
+    done = kerncraft_by_hand(path, tmp_path)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    predicted = re.search(r"^perf\. \(cy/CL\) \|\| ([0-9.]+) ", done.stdout, re.MULTILINE)
+    assert predicted and float(predicted.group(1)) > 0, done.stdout
+    assert load(path).compilers == (("gcc", GCC_FLAGS.format(target=target)),)
+
+
+@QUIET_KERNCRAFT
+@pytest.mark.slow
+def test_the_whole_long_target_is_more_than_kerncraft_can_name(tmp_path):
+    """Why the probe shortens kerncraft's flags: with the whole target in `compiler` kerncraft's
+    command line stops at its folder name."""
+    target = recorded_target("emerald-rapids-cooperlake")
+    mapping = probe_machine(read_host_facts(), synthetic_benchmark([]), rounds=1, target=target)
+    whole = dict(mapping, compiler=mapping["hybridtune compiler"])
+    del whole["hybridtune compiler"]
+    done = kerncraft_by_hand(write_machine_file(tmp_path / "whole.yml", whole), tmp_path)
+    assert done.returncode != 0 and "File name too long" in done.stderr
