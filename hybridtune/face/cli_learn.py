@@ -77,9 +77,9 @@ def read_rows(path: str, machine_sha256: str | None = None):
     file (default: the one predicted with last), and the frames they came from with the models;
     read-only."""
     from hybridtune.learn.table import joined_rows
-    frames = read_frames(path, ("variant_predictions", "measurements", "models"))
-    return joined_rows(frames["variant_predictions"], frames["measurements"], machine_sha256), \
-        frames
+    frames = read_frames(path, ("variant_predictions", "measurements", "models", "runs"))
+    return joined_rows(frames["variant_predictions"], frames["measurements"], machine_sha256,
+                       runs=frames["runs"]), frames
 
 
 def machine_rows(path: str, machine_sha256: str):
@@ -87,10 +87,11 @@ def machine_rows(path: str, machine_sha256: str):
     learning reads (everything, as read_rows does, where that finds no rows of the machine file,
     so the error names what the store holds)."""
     from hybridtune.learn.table import joined_rows
-    frames = read_frames(path, ("variant_predictions", "measurements", "models"), machine_sha256)
+    frames = read_frames(path, ("variant_predictions", "measurements", "models", "runs"),
+                         machine_sha256)
     try:
         return joined_rows(frames["variant_predictions"], frames["measurements"],
-                           machine_sha256), frames
+                           machine_sha256, runs=frames["runs"]), frames
     except RequestError:
         return read_rows(path, machine_sha256)
 
@@ -298,7 +299,7 @@ def _host(path: str, noise_seeds: int) -> dict:
     from hybridtune.strategies.host_transfer import Host
     from hybridtune.strategies.noise import measured
     frames = read_frames(path, ("variant_predictions", "measurements", "runs"))
-    rows = joined_rows(frames["variant_predictions"], frames["measurements"])
+    rows = joined_rows(frames["variant_predictions"], frames["measurements"], runs=frames["runs"])
     return {"frames": frames, "host": Host(hardware_name(frames["measurements"]) or path, rows),
             "noise": measured(frames["measurements"]) if noise_seeds else None}
 
@@ -324,5 +325,6 @@ def offline_by_machine(frames: dict) -> dict:
     predictions, measurements = frames["variant_predictions"], frames["measurements"]
     names = machine_file_names(frames["runs"])
     return {sha: {"machine_file": names.get(sha, ""),
-                  "regimes": regime_errors(joined_rows(predictions, measurements, sha))}
+                  "regimes": regime_errors(joined_rows(predictions, measurements, sha,
+                                                       runs=frames["runs"]))}
             for sha in machine_files(predictions)}

@@ -127,7 +127,7 @@ def build(frames: dict, store: str = "", scaling_only: bool = False) -> dict:
     notes, drawn, missing = [], [], []
     rows, why = None, ""
     try:
-        rows = joined_rows(predictions, measurements)
+        rows = joined_rows(predictions, measurements, runs=frames.get("runs"))
     except RequestError as error:
         why = str(error)
     best = best_measurements(measurements)

@@ -32,7 +32,7 @@ def compute_spread(store, machine_sha256: str) -> tuple[float, str]:
         return 0.0, "no store: the computation's spread is unknown (0 used)"
     try:
         rows = joined_rows(store.frame("variant_predictions"), store.frame("measurements"),
-                           machine_sha256).frame
+                           machine_sha256, runs=store.frame("runs")).frame
     except RequestError:        # no (usable) predictions of this machine file: nothing to judge
         rows = None
     if rows is not None:

@@ -122,7 +122,8 @@ def tuned_export(scenario, method, ivp, db: str, name: str) -> tuple[dict, Dispa
         hardware, measured, notes = measured_times(measurements, method.name, ivp.name, canonical)
     except RequestError as exc:
         raise RequestError(f"--db {db}: {exc}") from None
-    predicted = predicted_times(predictions, scenario.name, method.name, ivp.name, canonical)
+    predicted = predicted_times(predictions, scenario.name, method.name, ivp.name, canonical,
+                                scenario.machine.sha256)
     mpi = frozenset(v for v in pool if skeletons[pool[v].skeleton].is_mpi)
     measured, predicted, left_out = layout_times(measured, predicted, mpi)
     if not measured:

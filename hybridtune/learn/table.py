@@ -133,10 +133,28 @@ def best_measurements(measurements: pd.DataFrame, hardware_id: str | None = None
     return first.merge(retimed, on=list(KEY), how="left")
 
 
+def paired_hardware(measurements: pd.DataFrame, runs: pd.DataFrame | None,
+                    machine_sha256: str) -> str | None:
+    """The hardware whose ok measurements were taken by runs with this machine file, the one with
+    most where several (a merged store holds each host's runs with its own machine file); None
+    where no run names the machine file of a measured row (the most measured hardware then)."""
+    if runs is None or runs.empty or measurements.empty or "machine_sha256" not in runs:
+        return None
+    machine_of = dict(zip(runs["run_id"], runs["machine_sha256"]))
+    ok = measurements[(measurements["status"] == "ok") & measurements["median_s"].notna()]
+    mine = ok[ok["run_id"].map(machine_of) == machine_sha256]
+    return None if mine.empty else mine["hardware_id"].value_counts().index[0]
+
+
 def joined_rows(predictions: pd.DataFrame, measurements: pd.DataFrame,
-                machine_sha256: str | None = None, hardware_id: str | None = None) -> Rows:
-    """Every latest prediction with its best measurement where there is one."""
+                machine_sha256: str | None = None, hardware_id: str | None = None,
+                runs: pd.DataFrame | None = None) -> Rows:
+    """Every latest prediction with its best measurement where there is one: predictions of one
+    machine file and measurements of one hardware, that machine file's (paired_hardware, by the
+    runs) where hardware_id is not given."""
     latest, schema, machine = latest_predictions(predictions, machine_sha256)
+    if hardware_id is None:
+        hardware_id = paired_hardware(measurements, runs, machine)
     best = best_measurements(measurements, hardware_id)
     numbers = ("median_s", "ci_rel", "ci_low_s", "ci_high_s", "passes", "retimed_s", "retimed_ci_rel")
     columns = list(KEY) + list(numbers) + ["row_id", "hardware_id", "code_sha256", "build_id"]

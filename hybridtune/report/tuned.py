@@ -132,12 +132,16 @@ def measured_times(rows: list[dict], method: str, ivp: str, canonical: dict) -> 
 
 
 def predicted_times(rows: list[dict], scenario: str, method: str, ivp: str,
-                    canonical: dict) -> dict:
-    """{(n, ranks, threads): {variant: predicted_s}} of the scenario's offline predictions (latest
-    row)."""
+                    canonical: dict, machine_sha256: str) -> dict:
+    """{(n, ranks, threads): {variant: predicted_s}} of the scenario's offline predictions with
+    its machine file (latest row; a row whose features name another machine file is another
+    machine's prediction and left out)."""
     times: dict = {}
     for row in rows:
+        features = row.get("features")
+        machine = features.get("machine_sha256") if isinstance(features, dict) else None
         if (row["scenario"] == scenario and row["method"] == method and row["ivp"] == ivp
+                and machine in (None, machine_sha256)
                 and row["variant"] in canonical and _positive(row["predicted_s"])):
             key = (int(row["n"]), ranks_of(row), int(row["threads"]))
             times.setdefault(key, {})[canonical[row["variant"]]] = float(row["predicted_s"])

@@ -61,3 +61,31 @@ def test_two_methods_of_one_ivp_are_two_level_groups():
     assert rows[0][IVP_NAME] != rows[2][IVP_NAME]
     levels = levels_of(np.log([1.0, 1.0, 2.0, 2.0]), np.array(["r", "r", "g", "g"]), rows)
     np.testing.assert_allclose(levels.of(rows), np.log([1.0, 1.0, 2.0, 2.0]))
+
+
+def test_a_merged_store_of_two_hosts_pairs_each_machine_file_with_its_own_hosts_times():
+    """Host B's rows are host A's with another machine file and hardware (one host here: two
+    cannot be measured), fewer of them; the machine file given decides whose times are joined."""
+    from learn_support import FIXTURE
+    from hybridtune.learn.table import joined_rows, paired_hardware
+    from hybridtune.store import Store
+    with Store.open(FIXTURE, "r") as store:
+        predictions, measurements, runs = (store.frame(t) for t in
+                                           ("variant_predictions", "measurements", "runs"))
+    machine_a = runs["machine_sha256"].iloc[0]
+    hardware_a = measurements["hardware_id"].iloc[0]
+    machine_b, hardware_b = "b" * 64, "h" * 16
+    run_b = runs.iloc[:1].assign(run_id="run-b", machine_sha256=machine_b)
+    measured_b = measurements.iloc[: len(measurements) // 3].assign(
+        hardware_id=hardware_b, run_id="run-b", median_s=lambda f: f["median_s"] * 2)
+    predicted_b = predictions.assign(features=[{**f, "machine_sha256": machine_b}
+                                               for f in predictions["features"]])
+    both = (pd.concat([predictions, predicted_b]), pd.concat([measurements, measured_b]),
+            pd.concat([runs, run_b]))
+    assert paired_hardware(both[1], both[2], machine_b) == hardware_b
+    assert paired_hardware(both[1], both[2], machine_a) == hardware_a
+    rows_b = joined_rows(*both[:2], machine_b, runs=both[2])
+    assert set(rows_b.measured["hardware_id"]) == {hardware_b}
+    assert rows_b.machine_sha256 == machine_b
+    rows_a = joined_rows(*both[:2], machine_a, runs=both[2])
+    assert set(rows_a.measured["hardware_id"]) == {hardware_a}
