@@ -271,7 +271,7 @@ class KernelWriter:
                                       "j from 0 to n")
             pragmas = self.pragmas(loop)
             if self.has_rhs(loop.body):
-                lines = block_loops(self.ivp, self.ivp.components,
+                lines = block_loops(self.ivp, self.ivp.affine_blocks,
                                     lambda b: self.items(loop.body, values, b), "")
                 return self.with_pragmas(pragmas, lines)
             lines = ["for (long j = lo; j < hi; ++j) {"]

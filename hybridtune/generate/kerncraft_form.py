@@ -75,18 +75,22 @@ class _FormWriter:
         if not self.writer.has_rhs(loop.body):
             self.parts.append((self.statements(loop.body, values, None), None, None))
             return
-        for number, block in enumerate(self.ivp.components):
+        blocks = self.ivp.affine_blocks
+        for number, block in enumerate(blocks):
+            label = f"component block {number}" if block.origin is None else \
+                f"component block {block.origin}, piece " \
+                f"{[b.origin for b in blocks[:number]].count(block.origin)} of its split at / and %"
             size = sympy_of(block.size, self.ivp)
             repeated = f", repeated {sympy_of(block.repeat, self.ivp)} times" \
                 if block.repeat is not None else ""
             if block.outer_repeat is not None:
                 repeated += f" in {sympy_of(block.outer_repeat, self.ivp)} planes"
             if N not in size.free_symbols:
-                self.omitted.append(f"component block {number} (runs of {size} components"
+                self.omitted.append(f"{label} (runs of {size} components"
                                     f"{repeated}: no loop whose length grows with n)")
                 continue
             if self.vanishing(block):
-                self.omitted.append(f"component block {number} ({size} components{repeated}: "
+                self.omitted.append(f"{label} ({size} components{repeated}: "
                                     "a share of n that vanishes as n grows)")
                 continue
             self.parts.append((self.statements(loop.body, values, block), number, block))
