@@ -47,8 +47,10 @@ def cmd_measure(args) -> int:
         if not args.json:
             time = f"{result.median_s:.4e} s/step +-{100 * result.ci_rel:.1f}%" \
                 if result.status == "ok" else result.message.splitlines()[0][:100]
+            doubts = (result.hardware.get("load") or {}).get("doubts") or []
             print(f"{result.id} {where_measured(result.as_json())}: {result.status} "
-                  f"{time} ({result.repetitions} reps)", flush=True)
+                  f"{time} ({result.repetitions} reps)"
+                  + (f"; UNRELIABLE: {'; '.join(doubts)}" if doubts else ""), flush=True)
 
     results, ended = [], []
     with open_store(args.db, scenario, "measure") as store:

@@ -89,7 +89,7 @@ def unreliable(outcome, chosen_id: str) -> dict | None:
         why = row_doubts(row)
         if why:
             hardware = row.get("hardware")
-            doubtful.append({"id": row["id"], "timing": row.get("timing"), "why": why,
+            doubtful.append({"id": row.get("id"), "timing": row.get("timing"), "why": why,
                              "load": hardware.get("load") if isinstance(hardware, dict)
                              else None})
     if not doubtful:

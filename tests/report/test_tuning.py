@@ -1,11 +1,12 @@
-"""The chosen line names the other variants whose interval reaches a wide interval of the chosen one, and none where that interval is narrow."""
+"""The chosen line names the other variants whose interval reaches a wide interval of the chosen one, and none where that interval is narrow; timings taken on a busy machine make the line, the notes and the closing count say so."""
 
 from __future__ import annotations
 
 from types import SimpleNamespace
 
 from hybridtune.face.tuning import Outcome
-from hybridtune.report.tuning import chosen_line, layout_lines, thread_notes
+from hybridtune.report.tuning import (chosen_line, layout_lines, thread_notes,
+                                      unreliable_summary)
 
 
 def _outcome(rows: dict) -> Outcome:
@@ -49,3 +50,35 @@ def test_the_fastest_layout_is_named_and_threads_compare_on_as_many_ranks():
     # 2 ranks x 1 thread is not "fewer threads" than 1 rank x 2 threads: no thread note
     assert thread_notes(records) == []
     assert layout_lines(records[:1]) == []
+
+
+def test_a_busy_timing_makes_the_chosen_line_and_the_notes_unreliable():
+    busy = {"cores": 2, "others_cores": 1.93, "steal_cores": 0.0, "share": 0.965}
+    rows = {"a": {**_row(1.00, 1.06), "id": "a", "timing": "alone",
+                  "hardware": {"model": "x", "load": busy}},
+            "b": {**_row(1.50, 0.01), "id": "b", "timing": "alone",
+                  "hardware": {"model": "x", "load": {**busy, "share": 0.01}}}}
+    line, record = chosen_line(_outcome(rows), "run_all")
+    assert record["chosen"]["load"] == busy and record["unreliable"]["busy"]
+    assert record["unreliable"]["timings"] == 1 and record["unreliable"]["of"] == 2
+    assert line.endswith("; UNRELIABLE: 1 of 2 timings taken on a busy machine (the chosen one: "
+                         "busy: other processes used 1.9 of the 2 cores it needs; interval "
+                         "+-106% wider than the 25% limit); the choice means little")
+    sound, record_b = chosen_line(_outcome({"b": rows["b"]}), "run_all")
+    assert record_b["unreliable"] is None and "UNRELIABLE" not in sound
+
+    def config(threads, seconds, doubt):
+        return {"method": "m", "ivp": "Cusp", "n": 6000, "ranks": 1, "threads": threads,
+                "chosen": {"id": f"v{threads}", "measured_s": seconds, "predicted_s": 1.0},
+                "unreliable": record["unreliable"] if doubt else None}
+
+    records = [config(1, 1.0, False), config(2, 7.0, True)]
+    [note] = thread_notes(records)
+    assert "UNRELIABLE, the 2-thread timings were taken on a busy machine" in note
+    assert "use 1 thread(s)" not in note
+    [layout] = layout_lines(records)
+    assert layout.endswith("UNRELIABLE: the timings of 1x2 were taken on a busy machine or are "
+                           "too wide")
+    assert unreliable_summary(records).startswith(
+        "warning: 1 of 2 configurations measured on a busy machine")
+    assert unreliable_summary([config(1, 1.0, False)]) is None
