@@ -73,7 +73,10 @@ def run_searches(executor, plans: list, found: list, options: MeasureOptions,
 
     def stop(index: int, position: int, why: str) -> None:
         search = found[index]
-        left[index] += [ids[index][position]] + [ids[index][p] for p in search.remaining()]
+        asked = [ids[index][p] for p in [position, *search.remaining()]]
+        # what the store answers is not left unmeasured: a resumed run takes it from there
+        left[index] += [vid for vid in asked
+                        if vid not in plans[index].reused and vid in tasks[index]]
         search.end(why)
 
     while True:

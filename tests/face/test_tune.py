@@ -226,3 +226,18 @@ def test_an_all_pairs_size_whose_step_outlasts_the_budget_is_refused(tmp_path):
     assert "IVP NBody" in done.stderr and "n = 6000" in done.stderr
     assert "--budget 0.05 s" in done.stderr
     assert not store.exists() and not Path(str(store) + ".journal").exists()
+
+
+def test_a_time_limit_counts_only_what_the_store_does_not_answer(tune_store):
+    with Store.open(tune_store, "r") as store:
+        ranking = store.frame("variant_predictions")
+    sixth = ranking[ranking["rank"] == 6]["variant"].iloc[0]
+    measured = run([str(BIN / "hybridtune"), "measure", TUNE_SCENARIO, "--variant", sixth,
+                    "--db", str(tune_store), "--budget", "0.2"])
+    assert measured.returncode == 0, measured.stderr
+    done = run(tune_command(tune_store, "--time-limit", "0.1", "--json"))
+    assert done.returncode == 3, done.stderr
+    [record] = json.loads(done.stdout)["configurations"]
+    # the limit comes before the first variant; the sixth is the store's answer, not left undone
+    assert sixth in record["shortlisted"] and sixth not in record["not_measured"]
+    assert record["measured_now"] == 0 and len(record["not_measured"]) == 5
