@@ -46,6 +46,7 @@ class HybridSearch(Search):
         self.start = start
         self.covered = set(covered)          # positions measured (or failed) before any stop
         self.busy: set = set()
+        self.own: set = set()                # its own picks: what --max-measurements counts
         self.excluded: set = set()           # failed for good: never asked again
         self.measured = 0
         self.decisions: list[Decision] = []
@@ -74,6 +75,7 @@ class HybridSearch(Search):
                 if pick is None:
                     break
                 self.busy.add(pick)
+                self.own.add(pick)
                 picks.append(pick)
                 if len(picks) < count:
                     index = self.start + pick
@@ -108,8 +110,8 @@ class HybridSearch(Search):
             return None
         measured = {i - self.start for i in self.belief.observed if 0 <= i - self.start < self.size}
         done = measured | self.excluded
-        if len(done) + len(self.busy) >= self.limit:
-            self._end("the whole pool" if self.limit >= self.size
+        if len(done) + len(self.busy) >= self.size or len(self.own) >= self.limit:
+            self._end("the whole pool" if len(done) + len(self.busy) >= self.size
                       else f"--max-measurements {self.limit}")
             return None
         uncovered = sorted(self.covered - done - self.busy)

@@ -40,8 +40,9 @@ def search_space(candidates: Candidates) -> tuple[dict, dict]:
 
 class TpeSearch(Search):
     """Optuna's TPE choosing a skeleton and each of its templates' loop orders, up to `budget`
-    distinct variants (log time minimised); a proposal of a variant already measured is told its
-    time again, one outside the pool fails."""
+    distinct variants of its own (log time minimised; variants a sample measured and told it of
+    are not counted); a proposal of a variant already measured is told its time again, one
+    outside the pool fails."""
 
     def __init__(self, candidates: Candidates, budget: int, seed: int):
         optuna = optuna_module()
@@ -52,6 +53,7 @@ class TpeSearch(Search):
         self.study = optuna.create_study(sampler=optuna.samplers.TPESampler(
             seed=seed, n_startup_trials=max(2, budget // 3)))
         self.known: dict = {}           # position -> log time, or None for a failure
+        self.picked: set = set()        # its own picks: what its budget counts (not a sample's)
         self.waiting: dict = {}         # position -> the trials that wait for its result
         self.attempts = 0
         self.ended_by = "" if self.index else "no candidate"
@@ -64,7 +66,7 @@ class TpeSearch(Search):
 
     def ask(self, count: int) -> list[int]:
         picks: list[int] = []
-        asked = len(self.known) + len(self.waiting)
+        asked = len(self.picked)
         while (len(picks) < count and asked < self.budget
                and self.attempts < ATTEMPTS_PER_MEASUREMENT * self.budget):
             self.attempts += 1
@@ -81,6 +83,7 @@ class TpeSearch(Search):
                 self.waiting[position].append(trial)
             else:
                 self.waiting[position] = [trial]
+                self.picked.add(position)
                 picks.append(position)
                 asked += 1
         self._ended()
@@ -96,7 +99,7 @@ class TpeSearch(Search):
     def _ended(self) -> None:
         if self.waiting or self.ended_by:
             return
-        if len(self.known) >= self.budget:
+        if len(self.picked) >= self.budget:
             self.ended_by = f"{self.budget} variants measured (TPE)"
         elif self.attempts >= ATTEMPTS_PER_MEASUREMENT * self.budget:
             self.ended_by = "TPE proposed nothing new"

@@ -79,3 +79,31 @@ def test_a_sampled_search_tells_its_search_every_result():
     assert len(asked) == 6 and asked[:1] == [0]
     assert search.sampled == 3 and set(inner.order) <= set(asked)
     assert "space-filling sample" in search.ended_by
+
+
+def _drive(search) -> list:
+    asked = []
+    while not search.ended_by:
+        picks = search.ask(1)
+        if not picks:
+            break
+        asked += picks
+        search.tell(picks[0], 1.0 + 0.01 * picks[0])
+    return asked
+
+
+def test_a_sample_comes_on_top_of_k_and_of_max_measurements_as_the_dry_run_says(fixture_rows):
+    import pytest
+    pytest.importorskip("optuna")
+    pool = whole_pools(fixture_rows)[0]
+    size = len(pool.frame)
+    search = search_for(parse_strategy("tpe:6:1+sample:0.5"), replay.candidates(pool)[0])
+    asked = _drive(search)
+    assert len(search.inner.picked) == 6 and search.sampled == sample_size(6, 0.5)
+    assert len(asked) == 6 + sample_size(6, 0.5)
+    belief, _ = replay.hybrid_prior([pool], None)
+    # a stop that never comes: only --max-measurements 5 ends hybrid's own picks
+    hybrid = Sampled(HybridSearch(belief, size, 0.0, 5, 0), replay.in_rows(pool), 0.5)
+    asked = replay.drive(pool, hybrid, list(range(size))).order
+    assert len(hybrid.inner.own) == 5 and hybrid.inner.ended_by == "--max-measurements 5"
+    assert len(asked) == 5 + hybrid.sampled and hybrid.sampled == sample_size(5, 0.5)
