@@ -10,7 +10,8 @@ import numpy as np
 from hybridtune.errors import RequestError
 from hybridtune.face.offline import predict_scenario
 from hybridtune.face.scaling import communication
-from hybridtune.predict.plan import Interval, PlanOption, choose, interval, layouts, with_efficiency
+from hybridtune.predict.plan import (COVERAGE, Z95, Interval, PlanOption, choose, interval,
+                                     layouts, relative_sigma, with_efficiency)
 
 
 @dataclass(frozen=True)
@@ -25,8 +26,8 @@ class Plan:
 
 
 def compute_spread(store, machine_sha256: str) -> tuple[float, str]:
-    """The offline model's relative spread on this store's measurements (the median of
-    |measured / predicted - 1| over measured variants), and where it came from."""
+    """The offline model's relative spread on this store's measurements (predict.plan
+    relative_sigma of measured / predicted over measured variants), and where it came from."""
     from hybridtune.learn.table import joined_rows
     if store is None:
         return 0.0, "no store: the computation's spread is unknown (0 used)"
@@ -40,9 +41,9 @@ def compute_spread(store, machine_sha256: str) -> tuple[float, str]:
     if rows is None or rows.empty:
         return 0.0, ("no measurement of this machine file's predictions in the store: the "
                      "computation's spread is unknown (0 used)")
-    spread = float(np.median(np.abs(rows["median_s"].astype(float) / rows["predicted_s"] - 1)))
-    return spread, (f"computation within {spread:.0%} (the offline model's median error on "
-                    f"{len(rows)} measured variants in the store)")
+    spread = relative_sigma(rows["median_s"].astype(float) / rows["predicted_s"])
+    return spread, (f"computation within {Z95 * spread:.0%} at {COVERAGE:.0%} (the offline "
+                    f"model's errors on {len(rows)} measured variants in the store)")
 
 
 def comm_spread(models) -> float:

@@ -172,3 +172,25 @@ def test_the_interval_never_goes_below_zero():
 def test_one_node_without_communication_has_only_the_computations_spread():
     found = interval(option(1, 2.0), 0.25, 0.5)
     assert (found.low, found.high) == pytest.approx((2.0 - Z95 * 0.5, 2.0 + Z95 * 0.5))
+
+
+@pytest.mark.parametrize("draw", ["normal", "heavy"])
+def test_the_interval_holds_95_percent_of_drawn_errors(draw):
+    import numpy as np
+    from hybridtune.predict.plan import relative_sigma
+    generator = np.random.default_rng(5)
+
+    def errors(size):
+        if draw == "normal":
+            return generator.normal(0, 0.2, size)
+        return 0.1 * generator.standard_t(3, size)
+
+    sigma = relative_sigma(1 + errors(2000))
+    found = interval(option(1, 10.0, 0.0), sigma, 0.0)
+    truth = 10.0 * (1 + errors(20000))      # the time a prediction of 10 s stood for
+    covered = np.mean((truth >= found.low) & (truth <= found.high))
+    assert 0.94 <= covered <= 0.96
+    # a median error scaled by 1.96 holds far less where errors are normal
+    if draw == "normal":
+        half = 1.96 * np.median(np.abs(errors(20000)))
+        assert np.mean(np.abs(errors(20000)) <= half) < 0.85
