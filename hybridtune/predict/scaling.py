@@ -44,9 +44,10 @@ class VariantScaling:
         return [(p.ranks, one / p.seconds) for p in self.strong]
 
     def scaled_speedups(self) -> list[tuple[int, float]]:
-        """(P, P T(1, n) / T(P, P n)): Gustafson's scaled speedup."""
-        one = self.weak[0].seconds
-        return [(p.ranks, p.ranks * one / p.seconds) for p in self.weak]
+        """(P, (n_P / n) T(1, n) / T(P, n_P)): Gustafson's scaled speedup, the work counted as it
+        grew (n_P is P n rounded to a valid size, or the IVP's largest where P n is beyond it)."""
+        first = self.weak[0]
+        return [(p.ranks, (p.n / first.n) * first.seconds / p.seconds) for p in self.weak]
 
     def crossover(self) -> int | None:
         """The first rank count of strong scaling whose communication exceeds its computation."""

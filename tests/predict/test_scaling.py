@@ -179,3 +179,17 @@ def test_study_json_of_round_numbers(study):
                               "efficiency": 0.5}
     assert 0 < a["amdahl"]["serial_fraction"] < 1
     assert a["amdahl"]["limit"] == pytest.approx(1 / a["amdahl"]["serial_fraction"])
+
+
+def test_weak_scaling_at_a_capped_size_counts_the_work_as_it_grew():
+    """The IVP's largest size is 3 N: from 4 ranks on the work stays 3-fold, and the same
+    step time is a scaled speedup of 3, not of P."""
+    weak = {"F-mpi_f": {1: (1.0, 0.0, N), 2: (1.0, 0.0, 2 * N), 4: (0.75, 0.0, 3 * N),
+                        8: (0.375, 0.0, 3 * N)}}
+    strong = {"F-mpi_f": {p: (1.0 / p, 0.0, N) for p in RANKS}}
+    [f] = scaling_study("radauIIA7", "Lorenz96", N, tables(strong), tables(weak)).variants
+    assert f.scaled_speedups() == [(1, 1.0), (2, 2.0), (4, 4.0), (8, 8.0)]
+    capped = {"F-mpi_f": {1: (1.0, 0.0, N), 2: (1.0, 0.0, 2 * N), 4: (1.0, 0.0, 3 * N),
+                          8: (1.0, 0.0, 3 * N)}}
+    [f] = scaling_study("radauIIA7", "Lorenz96", N, tables(strong), tables(capped)).variants
+    assert f.scaled_speedups() == [(1, 1.0), (2, 2.0), (4, 3.0), (8, 3.0)]
