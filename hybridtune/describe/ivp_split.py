@@ -315,6 +315,36 @@ class _Splitter:
             return str(expr)
 
     def tree(self, expr):
+        """A polynomial in the base size as an expression tree: integer multiples of the IVP's
+        quantities where they leave integer coefficients (G - g + 1, N - 1), else in its name."""
+        sympy = self.sympy
+        rest = sympy.expand(expr)
+        text = ""
+        for name, value, degree in sorted(self.quantities(), key=lambda item: -item[2]):
+            if sympy.degree(rest, self.base) != degree:
+                continue
+            multiple = sympy.Poly(rest, self.base).LC() / sympy.Poly(value, self.base).LC()
+            if not multiple.is_integer:
+                continue
+            rest = sympy.expand(rest - multiple * value)
+            term = name if abs(multiple) == 1 else f"{abs(multiple)} * {name}"
+            text += (f"-{term}" if multiple < 0 else term) if not text else \
+                f" {'-' if multiple < 0 else '+'} {term}"
+        if not text or not all(c.is_integer for c in sympy.Poly(rest, self.base).all_coeffs()):
+            return self.plain(expr)
+        if rest != 0:
+            shown = to_c(self.plain(rest))
+            text += f" - {shown[1:]}" if shown.startswith("-") else f" + {shown}"
+        return parse_expression(text)
+
+    def quantities(self) -> list:
+        """(name, value, degree in the base size) of the IVP's quantities that grow with n."""
+        sympy = self.sympy
+        return [(name, value, int(sympy.degree(value, self.base)))
+                for name, value in self.defined.items()
+                if name != self.base.name and value.free_symbols == {self.base}]
+
+    def plain(self, expr):
         """A polynomial in the base size as an expression tree in its name."""
         sympy = self.sympy
         poly = sympy.Poly(sympy.expand(expr), self.base)

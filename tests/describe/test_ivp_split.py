@@ -82,6 +82,9 @@ def test_the_periodic_grid_with_slash_and_modulo_is_the_blocked_grid():
     assert blocked.affine_blocks == blocked.components          # nothing to split there
     assert [b.origin for b in written.affine_blocks] == [0] * 9 + [1] * 9
     assert sorted(b.repeat is not None for b in written.affine_blocks) == [False] * 12 + [True] * 6
+    # printed in the IVP's own quantities, as one writes blocks by hand
+    assert [to_c(b.first) for b in written.affine_blocks[:9]] == [
+        "0", "1", "g - 1", "g", "g + 1", "2 * g - 1", "G - g", "G - g + 1", "G - 1"]
     for n in (18, 800, 20000):
         assert reads_by_component(written, written.affine_blocks, n) == \
             reads_by_component(blocked, blocked.components, n) == \
@@ -92,7 +95,8 @@ def test_a_periodic_cube_splits_along_two_repeat_levels(write):
     ivp = load(write("torus.ivp.yaml", TORUS))
     blocks = ivp.affine_blocks
     assert len(blocks) == 8
-    assert shape(blocks[0]) == ("0", "g - 1", "g - 1", "g", "g - 1", "g * g")
+    assert shape(blocks[0]) == ("0", "g - 1", "g - 1", "g", "g - 1", "G")
+    assert shape(blocks[-1]) == ("n - 1", "1", None, None, None, None)
     for n in (27, 64, 1000):
         assert reads_by_component(ivp, blocks, n) == reads_by_component(ivp, ivp.components, n)
 
