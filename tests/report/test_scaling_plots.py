@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 
 from hybridtune.report.scaling_plots import scaling_inputs, scaling_plot
+from store_support import measurement
 
 RANKS = [1, 2, 4, 8]
 # two names alike in their first 40 characters, as the variants of one skeleton are
@@ -45,11 +46,13 @@ def bench(*parts) -> dict:
                           for name, points in parts}}
 
 
-def measured(rows: list[tuple]) -> pd.DataFrame:
-    """(id, ivp, n, ranks, threads, median_s) rows as the store's ok measurements."""
-    return pd.DataFrame([{"id": i, "method": "radauIIA7", "ivp": ivp, "n": n, "ranks": p,
-                          "threads": t, "median_s": s, "status": "ok"}
-                         for i, ivp, n, p, t, s in rows])
+def measured(rows: list[tuple], **changes) -> pd.DataFrame:
+    """(id, ivp, n, ranks, threads, median_s) rows as the store's ok measurements (first
+    timings, one run), with changes to every row."""
+    fields = {"method": "radauIIA7", "run_id": "run-1", **changes}
+    return pd.DataFrame([measurement(f"r{k}", id=i, ivp=ivp, n=n, ranks=p, threads=t,
+                                     median_s=s, ci_low_s=s * 0.99, ci_high_s=s * 1.01, **fields)
+                         for k, (i, ivp, n, p, t, s) in enumerate(rows)])
 
 
 def lines_of(ax) -> dict:
@@ -102,8 +105,10 @@ def test_one_panel_per_ivp_and_size():
     plot = scaling_plot([study(n=4800), study()], simulated, measured([]))
     assert plot.file == "scaling.png" and plot.title == "Scaling: predicted, simulated, measured"
     axes = plot.figure.axes
-    assert [ax.get_title() for ax in axes] == ["Heat2D n=1024", "Lorenz96 n=2400",
-                                               "Lorenz96 n=4800", "Lorenz96 n=9600"]
+    assert [ax.get_title() for ax in axes] == ["radauIIA7 Heat2D n=1024",
+                                               "radauIIA7 Lorenz96 n=2400",
+                                               "radauIIA7 Lorenz96 n=4800",
+                                               "radauIIA7 Lorenz96 n=9600"]
     for ax in axes:
         assert (ax.get_xscale(), ax.get_yscale()) == ("log", "log")
         assert (ax.get_xlabel(), ax.get_ylabel()) == ("ranks", "s / step")
@@ -132,7 +137,7 @@ def test_smpi_points_are_crosses_sorted_by_ranks():
     simulated = [point(NEVER, 8, 3.1), point(NEVER, 2, 5.9), point(NEVER, 4, 4.2),
                  point(LAST, 2, 4.6), point(FIRST, 4, 9.9, n=4800)]
     ax = next(ax for ax in scaling_plot([study()], simulated, measured([])).figure.axes
-              if ax.get_title() == "Lorenz96 n=2400")
+              if ax.get_title() == "radauIIA7 Lorenz96 n=2400")
     drawn = lines_of(ax)
     assert drawn[f"SMPI {NEVER}"] == ([2, 4, 8], [5.9, 4.2, 3.1], "x", "None")
     assert drawn[f"SMPI {LAST}"] == ([2], [4.6], "x", "None")
@@ -158,6 +163,23 @@ def test_measured_dots_of_the_drawn_variants_at_one_thread():
     dot, = dots
     assert (dot.get_marker(), dot.get_linestyle(), dot.get_color()) == ("o", "None", "black")
     assert sorted(zip(dot.get_xdata(), dot.get_ydata())) == [(1, 7.5), (2, 4.4), (4, 4.1)]
+
+
+def test_a_panel_per_method_and_dots_of_its_own_method_hardware_and_passes():
+    """Two methods' studies of one IVP and size are two panels; a variant timed in two passes is
+    one dot at their geometric mean; another hardware's (fewer) times are not drawn."""
+    other = {**study(), "method": "gauss4"}
+    rows = pd.concat([
+        measured([(FIRST, "Lorenz96", 2400, 1, 1, 4.0)]),
+        measured([(FIRST, "Lorenz96", 2400, 1, 1, 9.0)], run_id="run-2"),
+        measured([(FIRST, "Lorenz96", 2400, 1, 1, 1.0)], method="gauss4"),
+        measured([(FIRST, "Lorenz96", 2400, 2, 1, 0.1)], hardware_id="g" * 16)])
+    axes = scaling_plot([study(), other], [], rows).figure.axes
+    assert [ax.get_title() for ax in axes] == ["gauss4 Lorenz96 n=2400", "radauIIA7 Lorenz96 n=2400"]
+    dots = {ax.get_title(): [(x, y) for line in ax.get_lines() if line.get_label() == "measured"
+                             for x, y in zip(line.get_xdata(), line.get_ydata())] for ax in axes}
+    assert dots["gauss4 Lorenz96 n=2400"] == [(1, 1.0)]
+    assert dots["radauIIA7 Lorenz96 n=2400"] == [(1, pytest.approx(6.0))]
 
 
 def test_no_dots_where_nothing_was_measured_there():
