@@ -16,6 +16,8 @@ from hybridtune.describe.printing import to_c
 MAX_PIECES = 64          # blocks one component block may split into
 MAX_LEVELS = 2           # a block's repeat and outer_repeat
 _SPLITTING = ("/", "%")
+_COMPARISONS = ("<", "<=", ">", ">=", "==", "!=")
+_LOGICAL = ("&&", "||")
 
 
 @dataclass(frozen=True)
@@ -50,11 +52,13 @@ class _Region:
 
 
 def needs_split(index) -> bool:
-    """Whether an index applies / or % to an expression in j, or chooses by a condition on j."""
+    """Whether an index applies / or % to an expression in j, or tests a condition on j."""
     for part in walk(index):
-        if isinstance(part, Binary) and part.op in _SPLITTING and "j" in names_in(part):
+        if isinstance(part, Binary) and part.op in _SPLITTING + _COMPARISONS + _LOGICAL \
+                and "j" in names_in(part):
             return True
-        if isinstance(part, Cond) and "j" in names_in(part):
+        if isinstance(part, (Cond, Unary)) and "j" in names_in(part) and \
+                (isinstance(part, Cond) or part.op == "!"):
             return True
     return False
 
@@ -71,8 +75,9 @@ def unsplittable_sum_reads(code) -> list:
         if reduction is None:
             continue
         for part in walk(index):
-            if isinstance(part, (Cond,)) or (isinstance(part, Binary) and part.op in _SPLITTING
-                                             and names_in(part) & {"j", reduction.var.id}):
+            if isinstance(part, Cond) or (isinstance(part, Unary) and part.op == "!") or (
+                    isinstance(part, Binary) and part.op in _SPLITTING + _COMPARISONS + _LOGICAL
+                    and names_in(part) & {"j", reduction.var.id}):
                 found.append(index)
                 break
     return found
@@ -84,13 +89,21 @@ class _Splitter:
         self.sympy = sympy
         self.ivp = ivp
         root = ivp.sizes.root
-        self.base = sympy.Symbol(root[0] if root else "n", positive=True, integer=True)
         smallest = ivp.sizes.next_valid(ivp.sizes.minimum)
-        self.lowest = ivp.sizes.root_value(smallest) if root else smallest
-        self.defined = {}
-        self.defined["n"] = ivp.sizes.fields * self.base ** root[1] if root else self.base
         if root:
-            self.defined[root[0]] = self.base
+            # the grid's side g: n = fields g^d
+            self.base = sympy.Symbol(root[0], positive=True, integer=True)
+            self.lowest = ivp.sizes.root_value(smallest)
+            self.printed, self.to_printed = self.base, {}
+            self.defined = {"n": ivp.sizes.fields * self.base ** root[1], root[0]: self.base}
+        else:
+            # t = n / multiple_of, so that n / multiple_of is an integer polynomial
+            step = ivp.sizes.multiple_of
+            self.base = sympy.Symbol("ht_t", positive=True, integer=True)
+            self.lowest = -(-smallest // step)
+            self.printed = sympy.Symbol("n", positive=True, integer=True)
+            self.to_printed = {self.base: self.printed / step}
+            self.defined = {"n": step * self.base}
         for name, tree in ivp.quantities:
             self.defined[name] = self.size(tree)
         self.q = sympy.Symbol("ht_q", integer=True, nonnegative=True)
@@ -165,12 +178,20 @@ class _Splitter:
                 replace(region, first=self.sympy.expand(region.first + at * stride),
                         levels=tuple(above))]
 
-    def rows(self, region: _Region, width):
-        """The region's contiguous run as rows of `width` (a new innermost repeat level)."""
+    def rows(self, region: _Region, width, tree) -> list:
+        """The region's contiguous run as rows of `width` (a new innermost repeat level), and the
+        components after the last whole row as a region of their own."""
         if len(region.levels) >= MAX_LEVELS:
             raise _Refused(f"needs more than {MAX_LEVELS} repeat levels")
-        count = self.exact_quotient(region.size, width)
-        return replace(region, levels=region.levels + ((count, width),), size=width)
+        count, rest = self.divide(region.size, width, tree)
+        if not self.nonnegative(count):
+            raise _Refused(f"needs rows of {self.shown(width)} in a run that may be shorter "
+                           f"({to_c(tree)})")
+        rows = replace(region, levels=region.levels + ((count, width),), size=width)
+        if self.is_zero(rest):
+            return [rows]
+        return [rows, replace(region, first=self.sympy.expand(region.first + count * width),
+                              size=rest)]
 
     # evaluation ---------------------------------------------------------------------------
     def value(self, tree, region: _Region):
@@ -184,8 +205,15 @@ class _Splitter:
         if isinstance(tree, Unary) and tree.op in "-+":
             value = self.value(tree.operand, region)
             return -value if tree.op == "-" else value
+        if isinstance(tree, Cond):
+            chosen = tree.then if self.truth(tree.test, region) else tree.other
+            return self.value(chosen, region)
+        if isinstance(tree, Unary) and tree.op == "!" or isinstance(tree, Binary) and \
+                tree.op in _COMPARISONS + _LOGICAL:
+            return sympy.Integer(int(self.truth(tree, region)))
         if not isinstance(tree, Binary) or tree.op not in ("+", "-", "*", "/", "%"):
-            raise _Refused(f"uses {to_c(tree)}; the split takes +, -, *, / and % only")
+            raise _Refused(f"uses {to_c(tree)}; the split takes +, -, *, /, %, comparisons "
+                           "and ?: only")
         left, right = self.value(tree.left, region), self.value(tree.right, region)
         variables = set(self.variables(region))
         if tree.op == "+":
@@ -202,6 +230,65 @@ class _Splitter:
             raise _Refused(f"divides by {to_c(tree.right)}, which is not positive for every n")
         quotient = self.quotient(left, right, region, tree)
         return quotient if tree.op == "/" else sympy.expand(left - right * quotient)
+
+    def truth(self, test, region: _Region) -> bool:
+        """Whether a condition holds on the whole region; raises _Split where the region must be
+        cut first (where the condition's difference crosses zero)."""
+        sympy = self.sympy
+        if isinstance(test, Unary) and test.op == "!":
+            return not self.truth(test.operand, region)
+        if isinstance(test, Binary) and test.op in _LOGICAL:
+            left = self.truth(test.left, region)
+            if test.op == "&&":
+                return left and self.truth(test.right, region)
+            return left or self.truth(test.right, region)
+        if not (isinstance(test, Binary) and test.op in _COMPARISONS):
+            return not self.is_zero(self.value(test, region))
+        e = sympy.expand(self.value(test.left, region) - self.value(test.right, region))
+        low = high = e
+        moving = []
+        for var, extent in zip(self.variables(region),
+                               [c for c, _ in region.levels] + [region.size]):
+            coefficient = sympy.expand(e.coeff(var))
+            if self.is_zero(coefficient) or self.is_zero(extent - 1):
+                low, high = low.subs(var, 0), high.subs(var, 0)
+                continue
+            if coefficient.free_symbols & set(self.variables(region)):
+                raise _Refused(f"tests a condition that is not affine in j ({to_c(test)})")
+            moving.append((var, extent, coefficient))
+            rising = self.nonnegative(coefficient)
+            if not rising and not self.nonnegative(-coefficient):
+                raise _Refused(f"tests a condition whose sign the split cannot tell "
+                               f"({to_c(test)})")
+            low = low.subs(var, 0 if rising else extent - 1)
+            high = high.subs(var, extent - 1 if rising else 0)
+        low, high = sympy.expand(low), sympy.expand(high)
+        decided = {"<": (self.nonnegative(-high - 1), self.nonnegative(low)),
+                   "<=": (self.nonnegative(-high), self.nonnegative(low - 1)),
+                   ">": (self.nonnegative(low - 1), self.nonnegative(-high)),
+                   ">=": (self.nonnegative(low), self.nonnegative(-high - 1)),
+                   "==": (self.is_zero(low) and self.is_zero(high),
+                          self.nonnegative(low - 1) or self.nonnegative(-high - 1))}
+        op = "==" if test.op == "!=" else test.op
+        holds, fails = decided[op]
+        if holds or fails:
+            return holds if test.op != "!=" else not holds
+        if len(moving) != 1:
+            raise _Refused(f"tests a condition that changes in more than one direction "
+                           f"({to_c(test)})")
+        if not self.is_zero(moving[0][2] ** 2 - 1):
+            raise _Refused(f"tests a condition that steps by {self.shown(moving[0][2])} per "
+                           f"component; the split takes steps of 1 or -1 ({to_c(test)})")
+        var, extent, coefficient = moving[0]
+        zero = sympy.expand(-(e - coefficient * var) / coefficient)     # where e is 0
+        for at in (zero, zero + 1):
+            if self.nonnegative(-at) or self.nonnegative(at - extent):
+                continue                    # not inside the range for any n
+            if self.nonnegative(at - 1) and self.nonnegative(extent - 1 - at):
+                raise _Split(self.cut(region, var, sympy.expand(at)))
+            raise _Refused(f"tests a condition that changes at a component not inside the "
+                           f"block for every n ({to_c(test)})")
+        raise _Refused(f"tests a condition the split cannot decide ({to_c(test)})")
 
     def quotient(self, x, d, region: _Region, tree):
         """x / d in C, x affine in the region's variables and >= 0, d > 0 free of them."""
@@ -245,7 +332,7 @@ class _Splitter:
                                f"({to_c(tree)})")
             raise _Split(self.cut(region, var, at))
         if var == self.q:
-            raise _Split([self.rows(region, d)])
+            raise _Split(self.rows(region, d, tree))
         raise _Refused(f"wraps more than once along a repeat ({to_c(tree)})")
 
     def divide(self, value, d, tree) -> tuple:
@@ -347,12 +434,12 @@ class _Splitter:
     def plain(self, expr):
         """A polynomial in the base size as an expression tree in its name."""
         sympy = self.sympy
-        poly = sympy.Poly(sympy.expand(expr), self.base)
+        poly = sympy.Poly(sympy.expand(sympy.expand(expr).subs(self.to_printed)), self.printed)
         denominator = sympy.ilcm(1, *[sympy.fraction(c)[1] for c in poly.all_coeffs()])
         text = ""
         for (power,), coefficient in sorted(poly.terms(), reverse=True):
             coefficient = int(coefficient * denominator)
-            factors = [self.base.name] * power
+            factors = [self.printed.name] * power
             if abs(coefficient) != 1 or not factors:
                 factors.insert(0, str(abs(coefficient)))
             term = " * ".join(factors)

@@ -74,6 +74,29 @@ def test_a_ring_written_with_modulo_splits_into_its_first_inner_and_last_compone
     assert ivp.components[0].origin is None and len(ivp.components) == 1
 
 
+def test_a_ring_written_with_conditions_is_the_ring_written_with_modulo(write):
+    conditions = RING.replace("(j + n - 1) % n", "j == 0 ? n - 1 : j - 1").replace(
+        "(j + 1) % n", "j < n - 1 ? j + 1 : 0")
+    with_conditions = load(write("conditions.ivp.yaml", conditions))
+    with_modulo = load(write("ring.ivp.yaml", RING))
+    assert [(shape(a), to_c(a.code)) for a in with_conditions.affine_blocks] == \
+        [(shape(b), to_c(b.code)) for b in with_modulo.affine_blocks]
+
+
+def test_neighbours_in_pairs_repeat_with_stride_two(write):
+    """j % 2 on an even n: the pairs' halves as blocks of one component repeated with stride 2
+    (the first pair on its own: (j + n - 1) % n wraps there)."""
+    text = RING.replace("n: {min: 3}", "n: {min: 4, multiple_of: 2}").replace(
+        "(j + 1) % n", "j % 2 == 0 ? j + 1 : j - 1")
+    ivp = load(write("pairs.ivp.yaml", text))
+    assert [shape(b) for b in ivp.affine_blocks] == [
+        ("0", "1", None, None, None, None), ("1", "1", None, None, None, None),
+        ("2", "1", "(n - 2) / 2", "2", None, None), ("3", "1", "(n - 2) / 2", "2", None, None)]
+    for n in (4, 10, 1000):
+        assert reads_by_component(ivp, ivp.affine_blocks, n) == \
+            reads_by_component(ivp, ivp.components, n)
+
+
 def test_the_periodic_grid_with_slash_and_modulo_is_the_blocked_grid():
     """Nine blocks per field, as Brusselator2D is written by hand, reading the same components."""
     written = load(PERIODIC / "GrayScott2D.ivp.yaml")
@@ -108,7 +131,8 @@ def test_an_ivp_without_slash_or_modulo_on_j_is_left_as_written():
 
 @pytest.mark.parametrize("index, expected", [
     ("(j * j) % n", "this one multiplies two terms in j"),
-    ("j < n - 1 ? j + 1 : 0", "the split takes +, -, *, / and % only"),
+    ("j + j < n ? j + 1 : 0", "tests a condition that steps by 2 per component"),
+    ("j % 2 == 0 ? j : j - 1", "depends on n"),
     ("(2 * j) % n", "steps by 2 per component"),
     ("(n - 1 - j) % n", "falls as j grows"),
 ])
