@@ -32,7 +32,7 @@ class Refusal:
 
 
 class _Refused(Exception):
-    pass
+    """The split cannot take this index; the text says why (the Refusal's reason)."""
 
 
 class _Split(Exception):
@@ -104,8 +104,7 @@ class _Splitter:
             self.printed = sympy.Symbol("n", positive=True, integer=True)
             self.to_printed = {self.base: self.printed / step}
             self.defined = {"n": step * self.base}
-        for name, tree in ivp.quantities:
-            self.defined[name] = self.size(tree)
+        self.quantity_trees = dict(ivp.quantities)      # expanded when first used
         self.q = sympy.Symbol("ht_q", integer=True, nonnegative=True)
         self.v = [sympy.Symbol(f"ht_v{i}", integer=True, nonnegative=True)
                   for i in range(MAX_LEVELS)]
@@ -116,6 +115,9 @@ class _Splitter:
         sympy = self.sympy
         if isinstance(tree, Num) and isinstance(tree.value, int):
             return sympy.Integer(tree.value)
+        if isinstance(tree, Name) and tree.id not in self.defined \
+                and tree.id in self.quantity_trees:
+            self.defined[tree.id] = self.size(self.quantity_trees[tree.id])
         if isinstance(tree, Name) and tree.id in self.defined:
             return self.defined[tree.id]
         if isinstance(tree, Unary) and tree.op in "-+":
@@ -396,9 +398,10 @@ class _Splitter:
         return done
 
     def shown(self, expr) -> str:
+        """expr as C text for a message (sympy's own text where it is no polynomial in n)."""
         try:
             return to_c(self.tree(expr))
-        except Exception:       # not a polynomial in the base size: sympy's own text
+        except (self.sympy.PolynomialError, ValueError, TypeError):
             return str(expr)
 
     def tree(self, expr):
@@ -427,6 +430,11 @@ class _Splitter:
     def quantities(self) -> list:
         """(name, value, degree in the base size) of the IVP's quantities that grow with n."""
         sympy = self.sympy
+        for name in self.quantity_trees:
+            try:
+                self.size(Name(name))
+            except _Refused:
+                continue            # not a polynomial in n: never printed
         return [(name, value, int(sympy.degree(value, self.base)))
                 for name, value in self.defined.items()
                 if name != self.base.name and value.free_symbols == {self.base}]
@@ -483,18 +491,18 @@ def split_blocks(ivp) -> tuple | Refusal:
         if not indices:
             out.append(block)
             continue
-        splitter = splitter or _Splitter(ivp)
-        index_texts = {to_c(i) for i in indices}
+        first = to_c(indices[0])
         try:
+            splitter = splitter or _Splitter(ivp)
             found = splitter.pieces(block, indices)
             pieces = [_piece(splitter, block, number, region, offsets)
                       for region, offsets in found]
         except _Refused as exc:
-            shown = next(iter(sorted(index_texts)))
-            return Refusal(number, _failing(splitter, block, indices) or shown, str(exc))
+            named = _failing(splitter, block, indices) if splitter else None
+            return Refusal(number, named or first, str(exc))
         problem = _disagreement(ivp, block, pieces)
         if problem:
-            return Refusal(number, sorted(index_texts)[0], problem)
+            return Refusal(number, first, problem)
         env = ivp.environment(ivp.sizes.samples()[-1])
         out += sorted(pieces, key=lambda piece: piece.starts(env)[0])
     return tuple(out)

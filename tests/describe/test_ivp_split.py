@@ -155,3 +155,11 @@ def test_check_exits_2_with_one_error_line(write, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: ") and "components[0].code" in err[0]
     assert "%in[j * j % n]" in err[0]
+
+
+def test_a_quantity_the_split_cannot_read_matters_only_where_an_index_uses_it(write):
+    text = RING.replace("n: {min: 3}", 'n: {min: 8}\nquantities:\n  M: "n % 7 + 1"')
+    assert len(load(write("ring.ivp.yaml", text)).affine_blocks) == 3
+    used = text.replace("%in[(j + 1) % n]", "%in[(j + M) % n]")
+    expect_error(write("used.ivp.yaml", used), "components[0].code", 8,
+                 "uses n % 7, which is not arithmetic in n and the quantities")
