@@ -180,7 +180,10 @@ def other_load(before: Look, after: Look, cores: int, ticks_per_s: float | None 
     mine = _spent(before.own_threads, after.own_threads)
     ranked = sorted((cpu for cpu in measured if measured[cpu] > 0),
                     key=lambda cpu: (-measured[cpu], cpu))
-    used = sorted(ranked[:cores] or sorted(after.cpus)[:cores])
+    # where the measured threads ran on fewer CPUs than it needs: the first this process may use
+    spare = [cpu for cpu in sorted(os.sched_getaffinity(0)) + sorted(after.cpus)
+             if cpu in after.cpus]
+    used = sorted(list(dict.fromkeys(ranked[:cores] + spare))[:cores])
     busy = steal = 0
     for cpu in used:
         old, new = before.cpus.get(cpu, (0, 0)), after.cpus.get(cpu, (0, 0))
@@ -191,7 +194,8 @@ def other_load(before: Look, after: Look, cores: int, ticks_per_s: float | None 
     seconds = hz * window
     processes = sorted(_others(before, after).items(), key=lambda item: (-item[1], item[0]))
     load = {"cores": cores, "cpus": used, "window_s": round(window, 4),
-            "measured_cores": round(timed / seconds, 3), "others_cores": round(others / seconds, 3), "steal_cores": round(steal / seconds, 3),
+            "measured_cores": round(timed / seconds, 3),
+            "others_cores": round(others / seconds, 3), "steal_cores": round(steal / seconds, 3),
             "run_queue": [before.running, after.running],
             "processes": [[name, round(ticks / seconds, 3)]
                           for name, ticks in processes[:TOP_PROCESSES]]}

@@ -210,8 +210,9 @@ def _provenance(task: MeasureTask, options: MeasureOptions) -> dict:
 
 def measure(task: MeasureTask, options: MeasureOptions = MeasureOptions(), hosts: tuple = ()
             ) -> Measurement:
-    """Build, verify and time one variant (its ranks across `hosts` where named); every failure
-    becomes a status, never an exception."""
+    """Build, verify and time one variant (its ranks across `hosts` where named), timed again
+    where the host was busy or the interval is too wide (measure/load); every failure becomes a
+    status, never an exception."""
     task = replace(task, hosts=tuple(hosts)) if hosts else task
     base = _provenance(task, options)
     runner = runner_program(task.generated.mpi)
@@ -238,7 +239,7 @@ def measure(task: MeasureTask, options: MeasureOptions = MeasureOptions(), hosts
                 f"{options.tolerance:g})")
         steps = _calibrate(child, task, options)
         samples, load = _until_sound(lambda: {task: _time(child, task, options, steps)},
-                                     [child.process.pid], task, options)
+                                     [child.process.pid], task)
         samples = samples[task]
         child.send("finite")
         if child.read().strip() != b"1":
@@ -294,8 +295,7 @@ def _timed(base: dict, samples: list[float], steps: int, load: dict | None, mess
                        message="; ".join(part for part in (message, *why) if part), **fields)
 
 
-def _until_sound(time_once, roots: list, task: MeasureTask, options: MeasureOptions
-                 ) -> tuple[dict, dict]:
+def _until_sound(time_once, roots: list, task: MeasureTask) -> tuple[dict, dict]:
     """Time (time_once() -> task -> samples) with the host's load watched (not across nodes: it
     is theirs), again while a timed task's interval is too wide or the host was busy
     (measure/load), at most RETIMINGS more times; the quietest attempt's samples and its load
@@ -344,8 +344,9 @@ def retime_interleaved(tasks: list[MeasureTask], options: MeasureOptions = Measu
                        hosts: tuple = (), min_rounds: int = 10) -> list[Measurement]:
     """Time already verified variants again, one repetition of each in turn, so that drifting
     machine load falls on all of them alike: at least min_rounds rounds, then until every
-    interval is within the ci target or the budget of all of them is spent; a child that fails is
-    a status. Named hosts: every task's ranks across them."""
+    interval is within the ci target or the budget of all of them is spent; the whole round again
+    (at most RETIMINGS times) where the host was busy or an interval is too wide (measure/load);
+    a child that fails is a status. Named hosts: every task's ranks across them."""
     tasks = [replace(task, hosts=tuple(hosts)) for task in tasks] if hosts else tasks
     children, results, steps = {}, {}, {}
 
@@ -367,6 +368,7 @@ def retime_interleaved(tasks: list[MeasureTask], options: MeasureOptions = Measu
                 failed(task, failure.status, failure.message)
                 continue
             children[task], steps[task] = child, calls
+
         def rounds_once() -> dict:
             samples = {task: [] for task in children}
             started, rounds = time.monotonic(), 0
@@ -386,7 +388,7 @@ def retime_interleaved(tasks: list[MeasureTask], options: MeasureOptions = Measu
             return {task: samples[task] for task in children}
 
         samples, load = _until_sound(rounds_once, [c.process.pid for c in children.values()],
-                                     tasks[0], options) if children else ({}, None)
+                                     tasks[0]) if children else ({}, None)
     finally:
         for child in children.values():
             child.close()
