@@ -1,4 +1,4 @@
-"""Component blocks whose %in indices use / or % on j, split into blocks on which each index is j plus a constant."""
+"""Component blocks whose %in indices use /, % or conditions on j, split into blocks of j plus a constant."""
 
 from __future__ import annotations
 
@@ -317,15 +317,15 @@ class _Splitter:
                 partial.append((var, extent, coefficient))
         if not self.nonnegative(rest):
             raise _Refused(f"divides a value that may be negative ({to_c(tree)})")
-        start, offset = self.divide(rest, d, tree)       # rest = start * d + offset, 0 <= offset < d
+        start, offset = self.divide(rest, d, tree)     # rest = start d + offset, 0 <= offset < d
         largest = sum((c * (extent - 1) for _, extent, c in partial), sympy.Integer(0))
         if self.nonnegative(d - 1 - offset - largest):
             return sympy.expand(start + whole)
         if len(partial) > 1:
             raise _Refused(f"wraps in two directions at once ({to_c(tree)})")
         if not self.is_zero(partial[0][2] - 1):
-            raise _Refused(f"steps by {self.shown(partial[0][2])} per component, which the split cannot "
-                           f"divide by {self.shown(d)} ({to_c(tree)})")
+            raise _Refused(f"steps by {self.shown(partial[0][2])} per component, which the "
+                           f"split cannot divide by {self.shown(d)} ({to_c(tree)})")
         var, extent, _ = partial[0]
         if not self.is_zero(offset):
             at = sympy.expand(d - offset)
@@ -344,19 +344,22 @@ class _Splitter:
             poly = sympy.Poly(value, self.base)
             coefficients = poly.all_coeffs()
             if any(not c.is_integer or c % d for c in coefficients[:-1]):
-                raise _Refused(f"has a remainder modulo {self.shown(d)} that depends on n ({to_c(tree)})")
+                raise _Refused(f"has a remainder modulo {self.shown(d)} that depends on n "
+                               f"({to_c(tree)})")
             constant = int(coefficients[-1])
             offset = sympy.Integer(constant % int(d))
             return sympy.expand((value - offset) / d), offset
         try:
             start, offset = sympy.div(sympy.Poly(value, self.base), sympy.Poly(d, self.base))
         except (sympy.PolynomialError, ValueError):
-            raise _Refused(f"divides by {self.shown(d)}, which the split cannot take ({to_c(tree)})") from None
+            raise _Refused(f"divides by {self.shown(d)}, which the split cannot take "
+                           f"({to_c(tree)})") from None
         start, offset = start.as_expr(), offset.as_expr()
         if not self.nonnegative(offset):
             start, offset = start - 1, sympy.expand(offset + d)
         if not (self.nonnegative(offset) and self.nonnegative(d - 1 - offset)):
-            raise _Refused(f"has a remainder modulo {self.shown(d)} the split cannot bound ({to_c(tree)})")
+            raise _Refused(f"has a remainder modulo {self.shown(d)} the split cannot bound "
+                           f"({to_c(tree)})")
         if not all(c.is_integer for c in sympy.Poly(sympy.expand(start), self.base).all_coeffs()):
             raise _Refused(f"has a quotient by {self.shown(d)} that is not an integer polynomial "
                            f"({to_c(tree)})")

@@ -23,7 +23,8 @@ def test_every_kernel_form_of_the_modulo_grid_is_that_of_the_blocked_grid(defaul
         if not template.evaluates_rhs:
             continue
         for variant in template.variants:
-            forms = [kerncraft_form(template, variant.name, radau7, ivp) for ivp in (written, blocked)]
+            forms = [kerncraft_form(template, variant.name, radau7, ivp)
+                     for ivp in (written, blocked)]
             parts = [sorted((p.code_hash, p.calls, str(p.iterations), p.operations, p.loads)
                             for p in form.parts) for form in forms]
             assert parts[0] == parts[1], variant.name
