@@ -105,6 +105,8 @@ class _Splitter:
             self.to_printed = {self.base: self.printed / step}
             self.defined = {"n": step * self.base}
         self.quantity_trees = dict(ivp.quantities)      # expanded when first used
+        self.signs: dict = {}                           # nonnegative(expr), memoised
+        self.divided: dict = {}                         # divide(value, d), memoised
         self.q = sympy.Symbol("ht_q", integer=True, nonnegative=True)
         self.v = [sympy.Symbol(f"ht_v{i}", integer=True, nonnegative=True)
                   for i in range(MAX_LEVELS)]
@@ -141,12 +143,14 @@ class _Splitter:
         """Whether expr >= 0 at every valid size: its coefficients in (base - smallest) are."""
         sympy = self.sympy
         expr = sympy.expand(expr)
-        if expr.free_symbols - {self.base}:
-            return False
-        shifted = sympy.expand(expr.subs(self.base, self.base + self.lowest))
-        if not shifted.free_symbols:
-            return bool(shifted >= 0)
-        return all(c >= 0 for c in sympy.Poly(shifted, self.base).all_coeffs())
+        if expr not in self.signs:
+            if expr.free_symbols - {self.base}:
+                self.signs[expr] = False
+            else:
+                shifted = sympy.expand(expr.subs(self.base, self.base + self.lowest))
+                self.signs[expr] = bool(shifted >= 0) if not shifted.free_symbols else \
+                    all(c >= 0 for c in sympy.Poly(shifted, self.base).all_coeffs())
+        return self.signs[expr]
 
     def is_zero(self, expr) -> bool:
         return self.sympy.expand(expr) == 0
@@ -339,6 +343,12 @@ class _Splitter:
 
     def divide(self, value, d, tree) -> tuple:
         """(start, offset) with value = start * d + offset and 0 <= offset < d at every n."""
+        key = (self.sympy.expand(value), d)
+        if key not in self.divided:
+            self.divided[key] = self._divide(key[0], d, tree)
+        return self.divided[key]
+
+    def _divide(self, value, d, tree) -> tuple:
         sympy = self.sympy
         if d.is_Integer:
             poly = sympy.Poly(value, self.base)
