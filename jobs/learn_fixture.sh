@@ -3,19 +3,28 @@
 # tests/data/learn/learn.scenario.yaml measured on this host (short budget), with the predictions
 # and their feature rows; kernel predictions are kept for one thread only (the scenario's), which
 # keeps the file small. Run from the project folder: jobs/learn_fixture.sh
+# FIXTURE=methods makes the several-methods tests' store, tests/data/methods/fixture.h5, from
+# tests/data/methods/two-methods.scenario.yaml the same way.
 # With --predictions-only the fixture's measurements stay and only its predictions are brought up to
 # the current offline model (`hybridtune predict` on a copy: new rankings where the model changed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 HYBRIDTUNE=${HYBRIDTUNE:-.venv/bin/hybridtune}
 PYTHON=${PYTHON:-.venv/bin/python}
+FIXTURE=${FIXTURE:-learn}
+case "$FIXTURE" in
+    learn) SCENARIO=tests/data/learn/learn.scenario.yaml ;;
+    methods) SCENARIO=tests/data/methods/two-methods.scenario.yaml ;;
+    *) echo "FIXTURE: learn or methods (got '$FIXTURE')" >&2; exit 2 ;;
+esac
+OUT=tests/data/$FIXTURE/fixture.h5
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 if [ "${1:-}" = "--predictions-only" ]; then
-    cp tests/data/learn/fixture.h5 "$WORK/full.h5"
-    "$HYBRIDTUNE" predict tests/data/learn/learn.scenario.yaml --db "$WORK/full.h5" --head 1
+    cp "$OUT" "$WORK/full.h5"
+    "$HYBRIDTUNE" predict "$SCENARIO" --db "$WORK/full.h5" --head 1
 else
-    "$HYBRIDTUNE" tune tests/data/learn/learn.scenario.yaml --db "$WORK/full.h5" --ci 0.02 --budget 0.2
+    "$HYBRIDTUNE" tune "$SCENARIO" --db "$WORK/full.h5" --strategy run_all --ci 0.02 --budget 0.2
 fi
 "$PYTHON" - "$WORK/full.h5" "$WORK/fixture.h5" <<'PY'
 import sys
@@ -29,5 +38,5 @@ with Store.open(sys.argv[2], "a", run=runs.iloc[0].to_dict()) as slim:
     for name, frame in frames.items():
         slim.append_many(name, frame.drop(columns="run_id").to_dict("records"))
 PY
-mv "$WORK/fixture.h5" tests/data/learn/fixture.h5
-ls -l tests/data/learn/fixture.h5
+mv "$WORK/fixture.h5" "$OUT"
+ls -l "$OUT"
