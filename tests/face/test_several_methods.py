@@ -1,4 +1,4 @@
-"""A scenario of two methods with different stage counts (Radau IIA(7), 4 stages; Gauss(4), 2): predict, tune (directly, under mpiexec, dry-run), evaluate, report and export --tuned per method."""
+"""Scenarios of two methods with different stage counts (Radau IIA(7), 4 stages; Gauss(4), 2): predict and tune (directly, under mpiexec, dry-run) on a shipped IVP and a user's own at one and two threads, evaluate, report and export --tuned per method."""
 
 from __future__ import annotations
 
@@ -18,6 +18,10 @@ pytestmark = pytest.mark.slow
 
 FOLDER = PROJECT_ROOT / "tests" / "data" / "methods"
 SCENARIO = str(FOLDER / "two-methods.scenario.yaml")
+# the same methods on InverterChain and an IVP of the user's own (Cable), one and two threads
+OWN_IVP = str(FOLDER / "own-ivp.scenario.yaml")
+RUN = {(m, i, t) for m in ("radauIIA7", "gauss4") for i in ("InverterChain", "Cable")
+       for t in (1, 2)}
 # every variant of the scenario measured on one host (jobs/learn_fixture.sh, FIXTURE=methods)
 GROUND_TRUTH = FOLDER / "fixture.h5"
 METHODS = ("radauIIA7", "gauss4")
@@ -48,17 +52,18 @@ def hybridtune(*args) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def predicted(tmp_path_factory):
-    """The scenario predicted into a new store: kerncraft analyses both methods' kernels."""
+    """The scenario with the user's own IVP predicted into a new store: kerncraft analyses both
+    methods' kernels."""
     path = tmp_path_factory.mktemp("methods") / "predicted.h5"
-    done = hybridtune("predict", SCENARIO, "--db", path, "--json")
+    done = hybridtune("predict", OWN_IVP, "--db", path, "--json")
     assert done.returncode == 0, done.stderr
     return path, json.loads(done.stdout)
 
 
 def test_predict_ranks_every_configuration_of_both_methods(predicted):
     _, answer = predicted
-    found = {(c["method"], c["ivp"]) for c in answer["configurations"]}
-    assert found == CONFIGURATIONS
+    found = {(c["method"], c["ivp"], c["threads"]) for c in answer["configurations"]}
+    assert found == RUN
     for record in answer["configurations"]:
         assert len(record["variants"]) == 32 and record["variants"][0]["predicted_s"] > 0
     assert answer["failures"] == []
@@ -68,18 +73,18 @@ def test_predict_ranks_every_configuration_of_both_methods(predicted):
 def test_tune_chooses_in_every_configuration_directly_and_under_mpiexec(predicted, tmp_path, ranks):
     store = tmp_path / "tune.h5"
     shutil.copy(predicted[0], store)
-    command = [str(BIN / "hybridtune"), "tune", SCENARIO, "--db", str(store), "--strategy",
+    command = [str(BIN / "hybridtune"), "tune", OWN_IVP, "--db", str(store), "--strategy",
                "top_k:2", "--budget", "0.1", "--json"]
     done = run([str(BIN / "mpiexec"), "-n", str(ranks), *command] if ranks else command,
                timeout=900)
     assert done.returncode == 0, done.stderr
     records = json.loads(done.stdout)["configurations"]
-    assert {(r["method"], r["ivp"]) for r in records} == CONFIGURATIONS
+    assert {(r["method"], r["ivp"], r["threads"]) for r in records} == RUN
     assert all(r["chosen"] is not None and r["measured"] == 2 for r in records)
-    dry = hybridtune("tune", SCENARIO, "--db", store, "--strategy", "top_k:2", "--budget", "0.1",
+    dry = hybridtune("tune", OWN_IVP, "--db", store, "--strategy", "top_k:2", "--budget", "0.1",
                      "--dry-run")
     assert dry.returncode == 0, dry.stderr
-    assert sum("2 in the store, 0 to measure" in line for line in dry.stdout.splitlines()) == 4
+    assert sum("2 in the store, 0 to measure" in line for line in dry.stdout.splitlines()) == 8
 
 
 def test_evaluate_and_report_keep_the_methods_apart(tmp_path):
