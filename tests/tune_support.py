@@ -108,3 +108,27 @@ def runners_of(pid: int) -> list[int]:
         if f"HT_PARENT_PID={pid}".encode() in environ:
             found.append(int(entry.name))
     return found
+
+
+# A C program of the user's own on a tuned library named tuned_ic (replace the name for another):
+# main N THREADS STEPS H prints the choice (variant, threads, measured) and the state after STEPS
+# steps; THREADS 0 lets the library choose.
+DRIVER = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include "tuned_ic.h"
+int main(int argc, char **argv) {
+    long n = atol(argv[1]);
+    int threads = atoi(argv[2]), steps = atoi(argv[3]);
+    double h = atof(argv[4]);
+    ht_ctx *c = threads > 0 ? ht_create_threads(n, threads) : ht_create(n);
+    if (!c) return 1;
+    printf("%s %d %d\n", ht_chosen_variant(c), ht_chosen_threads(c), ht_chosen_measured(c));
+    ht_initial_values(c);
+    for (int k = 0; k < steps; ++k) ht_step(c, k * h, h);
+    double *y = ht_state(c);
+    for (long j = 0; j < n; ++j) printf("%.17g\n", y[j]);
+    ht_destroy(c);
+    return 0;
+}
+"""

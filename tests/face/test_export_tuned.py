@@ -20,29 +20,10 @@ from hybridtune.reference.pirk import solve
 from hybridtune.report.tuned import dispatch_table, layout_times, measured_times, step_regions
 from hybridtune.store import Store
 from hybridtune.store.schema import TABLES
-from tune_support import BIN, TUNE_SCENARIO, measurement_rows, run, tune_command
+from tune_support import BIN, DRIVER, TUNE_SCENARIO, measurement_rows, run, tune_command
 
 SIZES = (600, 24000)        # one time step in L2 and in L3 on one thread of the scenario's machine
 UNMEASURED = 600000         # main memory: predicted offline, never measured
-DRIVER = r"""
-#include <stdio.h>
-#include <stdlib.h>
-#include "tuned_ic.h"
-int main(int argc, char **argv) {
-    long n = atol(argv[1]);
-    int threads = atoi(argv[2]), steps = atoi(argv[3]);
-    double h = atof(argv[4]);
-    ht_ctx *c = threads > 0 ? ht_create_threads(n, threads) : ht_create(n);
-    if (!c) return 1;
-    printf("%s %d %d\n", ht_chosen_variant(c), ht_chosen_threads(c), ht_chosen_measured(c));
-    ht_initial_values(c);
-    for (int k = 0; k < steps; ++k) ht_step(c, k * h, h);
-    double *y = ht_state(c);
-    for (long j = 0; j < n; ++j) printf("%.17g\n", y[j]);
-    ht_destroy(c);
-    return 0;
-}
-"""
 MPI_DRIVER = r"""
 #include <mpi.h>
 #include <stdio.h>

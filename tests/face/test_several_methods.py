@@ -12,7 +12,7 @@ import pytest
 from hybridtune.describe.library import PROJECT_ROOT
 from hybridtune.describe.loader import load
 from hybridtune.reference.pirk import solve
-from tune_support import BIN, run
+from tune_support import BIN, DRIVER, run
 
 pytestmark = pytest.mark.slow
 
@@ -26,26 +26,6 @@ RUN = {(m, i, t) for m in ("radauIIA7", "gauss4") for i in ("InverterChain", "Ca
 GROUND_TRUTH = FOLDER / "fixture.h5"
 METHODS = ("radauIIA7", "gauss4")
 CONFIGURATIONS = {(m, i) for m in METHODS for i in ("InverterChain", "Wave1D")}
-DRIVER = r"""
-#include <stdio.h>
-#include <stdlib.h>
-#include "NAME.h"
-int main(int argc, char **argv) {
-    long n = atol(argv[1]);
-    int steps = atoi(argv[2]);
-    double h = atof(argv[3]);
-    ht_ctx *c = ht_create(n);
-    if (!c) return 1;
-    ht_initial_values(c);
-    for (int k = 0; k < steps; ++k) ht_step(c, k * h, h);
-    double *y = ht_state(c);
-    for (long j = 0; j < n; ++j) printf("%.17g\n", y[j]);
-    ht_destroy(c);
-    return 0;
-}
-"""
-
-
 def hybridtune(*args) -> subprocess.CompletedProcess:
     return run([str(BIN / "hybridtune"), *map(str, args)], timeout=900)
 
@@ -116,12 +96,13 @@ def test_export_tuned_dispatches_per_method_and_each_matches_its_reference(tmp_p
         assert (table["method"], table["ivp"]) == (method.name, ivp.name)
         subprocess.run(["make", "-s", "-C", str(out)], check=True, capture_output=True)
         driver = tmp_path / f"{name}.c"
-        driver.write_text(DRIVER.replace("NAME", name))
+        driver.write_text(DRIVER.replace("tuned_ic", name))
         exe = tmp_path / name
         subprocess.run(["gcc", "-O2", "-fopenmp", "-I", str(out), str(driver),
                         str(out / f"lib{name}.a"), "-lm", "-o", str(exe)], check=True)
-        lines = subprocess.run([str(exe), str(n), str(steps), repr(h)], capture_output=True,
-                               text=True, check=True).stdout.split()
+        lines = subprocess.run([str(exe), str(n), "0", str(steps), repr(h)], capture_output=True,
+                               text=True, check=True).stdout.split("\n")
+        assert lines[0].split()[0] in table["variants"]
         want = solve(method, ivp, n, 0.0, steps * h, steps)
-        y = np.array([float(x) for x in lines])
+        y = np.array([float(x) for x in lines[1:] if x])
         assert np.max(np.abs(y - want)) <= 1e-12 * np.max(np.abs(want)), method.name

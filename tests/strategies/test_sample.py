@@ -65,31 +65,28 @@ def test_an_adaptive_search_spends_its_share_on_the_sample_and_learns_from_it(fi
     assert replay.hybrid(pool, None, sample=0.3).order == result.order
 
 
-def test_a_sampled_search_tells_its_search_every_result():
-    found = _candidates()
-    inner = search_for(parse_strategy("top_k:3"), found)
-    search = Sampled(inner, found, 0.5)
+def _drive(search, seconds=lambda pick: 1.0 + 0.01 * pick) -> list:
+    """Ask one at a time until the search ends, telling each pick its time; the picks."""
     asked = []
     while not search.ended_by:
         picks = search.ask(1)
         if not picks:
             break
         asked += picks
-        search.tell(picks[0], 1.0)
+        search.tell(picks[0], seconds(picks[0]))
+    return asked
+
+
+def test_a_sampled_search_tells_its_search_every_result():
+    found = _candidates()
+    inner = search_for(parse_strategy("top_k:3"), found)
+    search = Sampled(inner, found, 0.5)
+    asked = _drive(search, lambda pick: 1.0)
     assert len(asked) == 6 and asked[:1] == [0]
     assert search.sampled == 3 and set(inner.order) <= set(asked)
     assert "space-filling sample" in search.ended_by
 
 
-def _drive(search) -> list:
-    asked = []
-    while not search.ended_by:
-        picks = search.ask(1)
-        if not picks:
-            break
-        asked += picks
-        search.tell(picks[0], 1.0 + 0.01 * picks[0])
-    return asked
 
 
 def test_a_sample_comes_on_top_of_k_and_of_max_measurements_as_the_dry_run_says(fixture_rows):
