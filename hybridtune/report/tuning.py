@@ -166,7 +166,7 @@ def thread_notes(records: list[dict]) -> list[str]:
                 notes.append(f"note: {method} {ivp} n={n}: the best {few}-thread variant measured "
                              f"{b['measured_s'] / a['measured_s']:.2f}x faster than the best "
                              f"{many}-thread one, which was predicted {predicted:.2f}x faster: "
-                             + (f"UNRELIABLE, the {' and '.join(map(str, doubted))}-thread "
+                             + (f"UNRELIABLE, the {' and '.join(f'{t}-thread' for t in doubted)} "
                                 "timings were taken on a busy machine or are too wide; measure "
                                 "again before using fewer threads" if doubted else
                                 f"use {few} thread(s) here"))
