@@ -1,0 +1,111 @@
+"""Benchmark "The space of scenarios": scenarios drawn from the shipped library, commands in-process.
+
+Draws scenarios (tests/scenario_space.py), valid ones and ones with a fault, and runs `variants`,
+`predict --dry-run` and `tune --dry-run` on each in this process. Every command must end with exit 0, or exit 2 and one error line; counts the
+exit codes per command and keeps every traceback (its first lines and the scenario's text).
+Writes data/bench/scenarios.json (again every 50 scenarios, so a stopped run keeps its counts)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import re
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from hypothesis import HealthCheck, Phase, given, seed, settings  # noqa: E402
+
+from scenario_space import (COMMANDS, load_error, predict_has_dry_run, problems,  # noqa: E402
+                            run_scenario, scenarios)
+
+
+def _first_lines(text: str, count: int = 3) -> list[str]:
+    """The traceback's last lines: where it was raised and what."""
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-count:]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=2000, help="scenarios to draw (default 2000)")
+    parser.add_argument("--seed", type=int, default=0, help="hypothesis seed (default 0)")
+    parser.add_argument("--timeout", type=float, default=120.0,
+                        help="seconds one command may take before it counts as a timeout")
+    parser.add_argument("--output", default=str(ROOT / "data/bench/scenarios.json"))
+    args = parser.parse_args()
+
+    exits = {command: {} for command in COMMANDS}
+    result = {"count_asked": args.count, "count": 0, "seed": args.seed,
+              "predict_dry_run": predict_has_dry_run(), "loaded": 0, "refused": 0, "refused_by_key": {},
+              "exit_codes": exits, "tracebacks": [], "problems": [], "timeouts": [],
+              "seconds": 0.0, "scenarios_per_second": 0.0,
+              "machine": {"python": platform.python_version(), "cpus": len(
+                  __import__("os").sched_getaffinity(0))},
+              "command": f"jobs/bench_scenarios.sh --count {args.count} --seed {args.seed}"}
+    if not result["predict_dry_run"]:
+        result["note"] = "predict has no --dry-run here: variants and tune only"
+    started = time.monotonic()
+
+    def write() -> None:
+        result["seconds"] = round(time.monotonic() - started, 1)
+        result["scenarios_per_second"] = round(result["count"] / max(result["seconds"], 1e-9), 3)
+        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.output).write_text(json.dumps(result, indent=1) + "\n")
+
+    @seed(args.seed)
+    @settings(max_examples=args.count, deadline=None, database=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))
+    @given(scenarios())
+    def one(drawn):
+        if result["count"] >= args.count:
+            return
+        with tempfile.TemporaryDirectory(prefix="scenario-") as name:
+            folder = Path(name)
+            outcomes = run_scenario(drawn, folder, args.timeout)
+            refused = load_error(drawn, folder)
+            found = problems(drawn, outcomes, folder, refused)
+        result["count"] += 1
+        result["refused" if refused else "loaded"] += 1
+        if refused:
+            match = re.search(r"key '([\w-]+)", refused)
+            key = match[1] if match else "(none)"
+            by_key = result["refused_by_key"]
+            by_key[key] = by_key.get(key, 0) + 1
+        for command, outcome in outcomes.items():
+            key = str(outcome.code)
+            exits[command][key] = exits[command].get(key, 0) + 1
+            if outcome.code == "traceback":
+                result["tracebacks"].append({"command": command,
+                                             "first_lines": _first_lines(outcome.traceback),
+                                             "traceback": outcome.traceback,
+                                             "scenario": drawn.describe()})
+            elif outcome.code == "timeout":
+                result["timeouts"].append({"command": command, "scenario": drawn.describe()})
+        plain = [p for p in found if not p.split(":")[1].strip().startswith("exit traceback")]
+        if plain:
+            result["problems"].append({"problems": plain, "scenario": drawn.describe()})
+        if result["count"] % 50 == 0:
+            write()
+            print(f"{result['count']} scenarios, {result['seconds']} s, "
+                  f"{len(result['tracebacks'])} tracebacks, {len(result['problems'])} problems",
+                  file=sys.stderr, flush=True)
+
+    one()
+    write()
+    print(json.dumps({k: result[k] for k in ("count", "loaded", "refused", "refused_by_key",
+                                            "exit_codes",
+                                            "seconds", "scenarios_per_second")}, indent=1))
+    print(f"{len(result['tracebacks'])} tracebacks, {len(result['problems'])} other problems, "
+          f"{len(result['timeouts'])} timeouts; written to {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
