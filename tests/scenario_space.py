@@ -15,6 +15,7 @@ from pathlib import Path
 
 from hypothesis import strategies as st
 
+from hybridtune.describe.expr import LONG_MAX
 from hybridtune.describe.library import PROJECT_ROOT
 
 LIBRARY = PROJECT_ROOT / "scenarios"
@@ -25,6 +26,7 @@ KERNELS = tuple(sorted(p.name.split(".")[0] for p in (LIBRARY / "kernels").glob(
 SKELETONS = tuple("ABCDEFGH")
 MPI_SKELETONS = tuple(f"{s}-mpi" for s in SKELETONS)
 REGIONS = ("L1", "L2", "L3", "MEM")
+HUGE = (10 ** 9, 10 ** 12, 2 ** 62)      # sizes no step of which fits a measurement budget
 COMMANDS = ("variants", "predict", "tune")
 
 # strategy spellings, one per form of describe/strategy.FORMS, with K, P, E, SEED filled
@@ -92,7 +94,7 @@ def _ivp(name: str):
 def _targets() -> list[int]:
     sixth = [k ** 6 for k in range(2, 11)]
     return sorted({10, 100, 1000, 6000, 20000, 100000, 600000, *sixth, *(8 * k for k in sixth),
-                   *(2 * k for k in sixth)})
+                   *(2 * k for k in sixth), *HUGE})
 
 
 @lru_cache(maxsize=None)
@@ -199,9 +201,11 @@ def _sizes(draw, ivps: tuple, fault: bool):
     form = draw(st.sampled_from(["list", "list", "int", "range", "range", "regions"]))
     valid = valid_sizes(tuple(sorted(set(ivps)))) if ivps else ()
     if form in ("list", "int") and valid:
-        # mostly the smaller sizes: a large n only makes the dry runs' size checks slower
         small = [n for n in valid if n <= 1_000_000] or list(valid)
         picked = draw(st.lists(st.sampled_from(small), min_size=1, max_size=3, unique=True))
+        huge = [n for n in valid if n >= HUGE[0]]
+        if huge and draw(_rarely(10)):
+            picked.append(draw(st.sampled_from(huge)))
         if draw(_rarely(10)):                  # a size outside one IVP's valid sizes
             picked.append(draw(st.sampled_from([1, 7, 10, 11, 1001, 10 ** 7 + 1])))
         return picked[0] if form == "int" and len(picked) == 1 else picked
@@ -210,6 +214,8 @@ def _sizes(draw, ivps: tuple, fault: bool):
         points = draw(st.integers(1, 4))
         stop = start if points == 1 and draw(st.booleans()) else \
             start * draw(st.sampled_from([2, 10, 100]))
+        if draw(_rarely(10)):
+            stop = draw(st.sampled_from(HUGE + (LONG_MAX,)))
         return {"from": start, "to": stop, "points": points}
     return {"regions": draw(st.lists(st.sampled_from(REGIONS), min_size=1, max_size=3,
                                      unique=True))}

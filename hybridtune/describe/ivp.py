@@ -60,6 +60,13 @@ class Block:
             [q * int(Evaluator(env)(self.outer_stride)) for q in range(outer)]
         return [first + plane + r * stride for plane in planes for r in range(inner)]
 
+    def components(self, env: dict) -> int:
+        """How many components this block covers at the given environment (without listing them:
+        cheap at any n)."""
+        size = int(Evaluator(env)(self.size))
+        count = self.count(env)
+        return size * count if size > 0 and count > 0 else 0
+
     def indices(self, env: dict) -> np.ndarray:
         """Every component j this block covers at the given environment."""
         size = int(Evaluator(env)(self.size))
@@ -118,31 +125,45 @@ class IVP:
             return None
         return float(Evaluator(self.environment(n))(self.stable_step))
 
-    def block_facts(self, n: int) -> list[dict]:
-        """Per component block: flops, calls, loads and access distance at size n. A sum's terms
-        count as often as it has terms at n; a read inside it that varies with its variable
-        counts once per term, the others once."""
+    def _operations(self, block: Block, env: dict) -> tuple[dict, int]:
+        """(operations, loads) of one component of block. A sum's terms count as often as it has
+        terms at n; a read inside it that varies with its variable counts once per term, the
+        others once."""
+        operations = operation_counts(block.code, self.int_names)
+        loads = len(input_reads(block.code))
+        for reduction in sums_in(block.code):
+            lower, upper = Evaluator(env).bounds(reduction)
+            terms = max(upper - lower, 0)
+            for key, count in sum_operations(reduction, self.int_names).items():
+                operations[key] += terms * count
+            reads = {to_c(part.index): reduction.var.id in names_in(part.index)
+                     for part in walk(reduction.body) if isinstance(part, Input)}
+            loads += sum(terms if varying else 1 for varying in reads.values())
+        return dict(+operations), loads
+
+    def block_operations(self, n: int) -> list[dict]:
+        """Per component block: components, flops, calls and loads at size n, from the code and
+        the repeat counts alone (no component is evaluated, so any n costs the same)."""
         env = self.environment(n)
         facts = []
         for number, block in enumerate(self.components):
+            operations, loads = self._operations(block, env)
+            facts.append({"block": number, "components": block.components(env),
+                          "operations": operations, "loads": loads})
+        return facts
+
+    def block_facts(self, n: int) -> list[dict]:
+        """block_operations and each block's access distance at size n (every component's reads
+        evaluated: time and memory grow with n)."""
+        env = self.environment(n)
+        facts = []
+        for fact, block in zip(self.block_operations(n), self.components):
             js = block.indices(env)
             distance = 0
             if len(js):
                 for reads in component_reads(block.code, env, js):
                     distance = max(distance, int(np.max(np.abs(reads - js))))
-            operations = operation_counts(block.code, self.int_names)
-            loads = len(input_reads(block.code))
-            for reduction in sums_in(block.code):
-                lower, upper = Evaluator(env).bounds(reduction)
-                terms = max(upper - lower, 0)
-                for key, count in sum_operations(reduction, self.int_names).items():
-                    operations[key] += terms * count
-                reads = {to_c(part.index): reduction.var.id in names_in(part.index)
-                         for part in walk(reduction.body) if isinstance(part, Input)}
-                loads += sum(terms if varying else 1 for varying in reads.values())
-            facts.append({"block": number, "components": int(len(js)),
-                          "operations": dict(+operations), "loads": loads,
-                          "access_distance": distance})
+            facts.append({**fact, "access_distance": distance})
         return facts
 
     def access_distance(self, n: int) -> int:

@@ -42,7 +42,9 @@ class Sizes:
             targets = [self.start]
         else:
             ratio = (self.stop / self.start) ** (1.0 / (self.points - 1))
-            targets = [round(self.start * ratio ** k) for k in range(self.points)]
+            # within [start, stop] where floating point rounds the ends outwards
+            targets = [min(max(round(self.start * ratio ** k), self.start), self.stop)
+                       for k in range(self.points)]
         return tuple(sorted({ivp.sizes.next_valid(t) for t in targets}))
 
 
@@ -108,6 +110,10 @@ def _sizes(node: Node, ivps: tuple, methods: tuple, machine: Machine) -> Sizes:
             raise fields["to"].error(f"an upper size > from = {start}")
         if points > 1000:
             raise fields["points"].error("at most 1000 sizes")
+        for ivp in ivps:
+            if ivp.sizes.next_valid(stop) > LONG_MAX:
+                raise fields["to"].error(f"an upper size whose next valid size for IVP {ivp.name} "
+                                         f"is at most {LONG_MAX} (C long)")
         return Sizes(start=start, stop=stop, points=points)
     values = []
     for item in node.sequence(min_len=1) if isinstance(node.value, list) else [node]:

@@ -3,12 +3,15 @@ predict --dry-run and tune --dry-run with exit 0, or with exit 2 and one error l
 file; never a traceback."""
 
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from scenario_space import load_error, problems, run_scenario, scenarios
+from hybridtune.describe.expr import LONG_MAX
+from scenario_space import (MACHINE_FILE, Drawn, load_error, problems, run_scenario,
+                            scenarios)
 
 pytestmark = pytest.mark.slow
 
@@ -23,3 +26,27 @@ def test_generated_scenarios_end_in_exit_0_or_one_error_line(drawn):
         found = problems(drawn, outcomes, folder, load_error(drawn, folder))
     assert not found, drawn.describe() + "\n" + "\n".join(found)
 
+
+
+def _one(values: dict, tmp_path: Path) -> dict:
+    drawn = Drawn({"methods": "radauIIA7", "skeletons": ["A", "A-mpi"], "threads": 1,
+                   "machine": MACHINE_FILE, **values}, mpi=True)
+    outcomes = run_scenario(drawn, tmp_path)
+    assert not problems(drawn, outcomes, tmp_path, load_error(drawn, tmp_path))
+    return outcomes
+
+
+def test_a_size_beyond_any_budget_is_refused_by_the_step_estimate_at_once(tmp_path):
+    """n = 10^12: the step estimate counts operations per block, not per component."""
+    started = time.monotonic()
+    outcomes = _one({"ivps": ["Wave1D", "Lorenz96"], "n": 10 ** 12, "ranks": [1, 2]}, tmp_path)
+    assert outcomes["tune"].code == 2
+    assert "longer than --budget" in outcomes["tune"].stderr
+    assert time.monotonic() - started < 30
+
+
+def test_a_range_whose_rounded_sizes_leave_c_long_is_refused_at_its_upper_end(tmp_path):
+    outcomes = _one({"ivps": ["Heat2D"], "n": {"from": 1, "to": LONG_MAX, "points": 3}},
+                    tmp_path)
+    assert outcomes["variants"].code == 2
+    assert "key 'n.to'" in outcomes["variants"].stderr and "Heat2D" in outcomes["variants"].stderr
