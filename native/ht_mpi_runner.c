@@ -61,8 +61,22 @@ static void next_command(char *line, int rank, int ranks) {
     }
 }
 
+/* A rank that cannot go on says why on stderr and, where HT_REASON_FILE names a path, in the file
+ * PATH.RANK, then aborts the job. The file is what the measuring process reads: MPI_Abort races the
+ * launcher's forwarding of stderr (mpiexec or srun may end the ranks and exit before the line
+ * written just before it is passed on), a closed file does not. */
 static void fail(int rank, int code, const char *message, long n) {
     fprintf(stderr, "ht_mpi_runner (rank %d): %s (n = %ld)\n", rank, message, n);
+    const char *reason = getenv("HT_REASON_FILE");
+    if (reason && *reason) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s.%d", reason, rank);
+        FILE *file = fopen(path, "w");
+        if (file) {
+            fprintf(file, "ht_mpi_runner (rank %d): %s (n = %ld)\n", rank, message, n);
+            fclose(file);
+        }
+    }
     MPI_Abort(MPI_COMM_WORLD, code);
 }
 

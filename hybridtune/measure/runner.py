@@ -10,6 +10,7 @@ import subprocess
 import time
 import uuid
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import numpy as np
 
@@ -136,6 +137,12 @@ class _Child:
             command = nested_mpi_command(task.ranks, command, cores_per_rank=task.threads)
         else:
             env["HT_PARENT_PID"] = str(os.getpid())
+        # an MPI runner's ranks write why they gave up into REASON.RANK (beside the library, on
+        # whatever file system the ranks share): their stderr may be lost when one aborts the job
+        self.reason = (str(Path(library).parent / f".reason-{uuid.uuid4().hex}")
+                       if task.generated.mpi else None)
+        if self.reason:
+            env["HT_REASON_FILE"] = self.reason
         self.timeout_s = timeout_s
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
@@ -167,9 +174,28 @@ class _Child:
             data += chunk
         return data
 
+    def _reasons(self) -> list[str]:
+        """What the ranks wrote into their reason files (removed here), rank by rank."""
+        if not self.reason:
+            return []
+        files = sorted(Path(self.reason).parent.glob(Path(self.reason).name + ".*"),
+                       key=lambda f: int(f.suffix[1:]) if f.suffix[1:].isdigit() else -1)
+        lines = []
+        for file in files:
+            try:
+                lines += file.read_text(errors="replace").strip().splitlines()
+                file.unlink()
+            except OSError:
+                pass
+        return lines
+
     def _died(self) -> _ChildFailed:
         code = self.process.wait(timeout=self.timeout_s)
-        err = self.process.stderr.read().decode(errors="replace").strip()[-2000:]
+        reasons = self._reasons()
+        rest = "\n".join(line for line in self.process.stderr.read().decode(
+            errors="replace").strip().splitlines() if line not in reasons)
+        own = "\n".join(reasons)[:1000]       # the ranks' own words first, then stderr's tail
+        err = "\n".join(part for part in (own, rest[-(2000 - len(own)):].strip()) if part)
         if code < 0 and signal.Signals(-code) in SHUTDOWN_SIGNALS:
             return _ChildFailed("crash", f"{INTERRUPTED} {signal.Signals(-code).name}")
         if code < 0:
@@ -196,6 +222,7 @@ class _Child:
             except (_ChildFailed, subprocess.TimeoutExpired):
                 pass
         self.kill()
+        self._reasons()
         for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
             stream.close()
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -11,6 +12,7 @@ from hybridtune.describe.loader import load
 from hybridtune.errors import RequestError
 from hybridtune.generate.cvariant import generate_variant
 from hybridtune.generate.pool import pool_for
+from hybridtune.measure.launch_env import nested_mpi_command
 from hybridtune.measure.runner import MeasureOptions, measure
 from hybridtune.measure.tasks import measure_configuration, plan_tasks
 
@@ -103,6 +105,31 @@ def test_a_variant_that_cannot_start_on_its_ranks_is_a_crash_with_the_reason(tmp
     wide = generate_variant(variant, skeleton, scenario.template_map, method, ivp, halo=N // 2 + 1)
     result = measure(replace(task, generated=wide), QUICK)
     assert result.status == "crash" and "halo wider than a rank's block" in result.message
+
+
+def test_a_variant_that_cannot_start_keeps_its_reason_when_the_launcher_drops_its_stderr(
+        tmp_path, monkeypatch):
+    # MPI_Abort races the launcher's forwarding of the line a rank wrote just before it: on a
+    # loaded machine mpiexec ended the job first and the measurement said only "exited with status
+    # 4". Here mpiexec drops the ranks' stderr altogether: the reason comes from their files.
+    import hybridtune.measure.runner as runner
+
+    def dropping_stderr(ranks, argv, cores_per_rank=None):
+        command = nested_mpi_command(ranks, argv, cores_per_rank)
+        return [command[0], "-errfile-pattern", "/dev/null", *command[1:]]
+
+    monkeypatch.setattr(runner, "nested_mpi_command", dropping_stderr)
+    scenario = _scenario(tmp_path, "A-mpi")
+    method, ivp = scenario.methods[0], scenario.ivps[0]
+    variant = _first_of(scenario, method, "A-mpi-nx")
+    task, = plan_tasks(scenario, Configuration(method, ivp, N, 1, 2), [variant], QUICK)
+    skeleton = {s.name: s for s in scenario.skeletons}["A-mpi-nx"]
+    wide = generate_variant(variant, skeleton, scenario.template_map, method, ivp, halo=N // 2 + 1)
+    result = measure(replace(task, generated=wide), QUICK)
+    assert result.status == "crash" and result.message.startswith("exited with status 4: "), \
+        result.message
+    assert "halo wider than a rank's block" in result.message, result.message
+    assert not list(Path(result.source).parent.glob(".reason-*"))      # read and removed
 
 
 def test_layouts_keep_what_runs_and_say_what_does_not(tmp_path):
