@@ -315,41 +315,44 @@ def _alarm(signum, frame):
     raise _Timeout()
 
 
-def _machine_once():
-    """Parse the shipped machine file once per process: its 150 kB of benchmark tables take a
-    second to read, and every command of every scenario reads that same file."""
+_MACHINES: dict = {}      # path -> ((mtime, size), Source)
+
+
+@contextlib.contextmanager
+def _machine_parsed_once():
+    """While open, the shipped machine file is parsed once per process: its 150 kB of benchmark
+    tables take a second to read, and every command of every scenario reads that same file."""
     from hybridtune.describe import loader, source
-    if getattr(loader, "_scenario_space_cache", False):
-        return
-    read = source.read_source
-    kept: dict = {}
 
     def read_source(path, text=None):
         key = str(path)
-        if text is None and key.endswith(MACHINE_FILE):
-            stat = Path(key).stat()
-            stamp = (stat.st_mtime_ns, stat.st_size)
-            if kept.get(key, (None,))[0] != stamp:
-                kept[key] = (stamp, read(path))
-            return kept[key][1]
-        return read(path, text)
+        if text is not None or not key.endswith(MACHINE_FILE):
+            return source.read_source(path, text)
+        stat = Path(key).stat()
+        stamp = (stat.st_mtime_ns, stat.st_size)
+        if _MACHINES.get(key, (None,))[0] != stamp:
+            _MACHINES[key] = (stamp, source.read_source(path))
+        return _MACHINES[key][1]
 
     loader.read_source = read_source
-    loader._scenario_space_cache = True
+    try:
+        yield
+    finally:
+        loader.read_source = source.read_source
 
 
 def run_command(argv: list[str], timeout_s: float = 0) -> Outcome:
     """hybridtune ARGV in this process: its exit code and output; an exception that escapes main
     is a traceback."""
     from hybridtune.face.cli import main
-    _machine_once()
     out, err = io.StringIO(), io.StringIO()
     handlers = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
     previous = signal.signal(signal.SIGALRM, _alarm) if timeout_s else None
     if timeout_s:
         signal.setitimer(signal.ITIMER_REAL, timeout_s)
     try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), \
+                _machine_parsed_once():
             try:
                 code = main(argv)
             except SystemExit as exit_:
@@ -369,6 +372,7 @@ def run_command(argv: list[str], timeout_s: float = 0) -> Outcome:
 
 @lru_cache(maxsize=None)
 def predict_has_dry_run() -> bool:
+    """Whether `predict` takes --dry-run (without it, predict would run kerncraft: left out)."""
     from hybridtune.face.cli import _parser
     predict = next(action for action in _parser()._subparsers._group_actions
                    if hasattr(action, "choices")).choices["predict"]
@@ -395,9 +399,9 @@ def load_error(drawn: Drawn, folder: Path) -> str | None:
     """What loading the written scenario refuses, or None."""
     from hybridtune.describe.loader import load
     from hybridtune.errors import HybridtuneError
-    _machine_once()
     try:
-        load(folder / drawn.name, "scenario")
+        with _machine_parsed_once():
+            load(folder / drawn.name, "scenario")
     except HybridtuneError as error:
         return str(error)
     return None
