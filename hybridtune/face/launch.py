@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass
 
 from hybridtune.errors import RequestError
+from hybridtune.measure.launch_env import slurm_pmi_netmod, under_slurm_pmi
 from hybridtune.measure.provenance import hardware_identity, node_name
 
 MPI_MARKERS = ("PMI_RANK", "PMI_SIZE", "PMI_FD", "PMIX_RANK", "HYDI_CONTROL_FD",
@@ -104,7 +105,7 @@ def discover() -> Launch:
     if launcher == "direct":
         name, cores, hardware = _own_facts()
         return Launch("direct", 0, 1, (Node(name, (0,), cores, hardware),))
-    from mpi4py import MPI
+    MPI = _start_mpi()
     comm = MPI.COMM_WORLD
     rank, size = comm.Get_rank(), comm.Get_size()
     if size == 1 and step_tasks() > 1:
@@ -124,6 +125,20 @@ def discover() -> Launch:
         else:
             time.sleep(POLL_S)
     return Launch(launcher, 0, size, _group([gathered[r] for r in range(size)]), comm)
+
+
+def _start_mpi():
+    """mpi4py's MPI, initialised; under Slurm's PMI on the netmod whose address card fits a PMI-1
+    line (launch_env), set for MPI_Init only, so that programs this process starts later (a
+    nested mpiexec) get the environment it was given."""
+    added = slurm_pmi_netmod(os.environ) if under_slurm_pmi(os.environ) else {}
+    os.environ.update(added)
+    try:
+        from mpi4py import MPI
+    finally:
+        for name in added:
+            os.environ.pop(name, None)
+    return MPI
 
 
 def parse_slurm_duration(text: str) -> float | None:

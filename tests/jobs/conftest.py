@@ -37,9 +37,6 @@ def run_script(name: str, *args: str, timeout: float = 120) -> subprocess.Comple
                           stderr=subprocess.STDOUT, text=True, timeout=timeout)
 
 
-LOCAL_CLUSTER_UCX_TLS = "tcp,self"
-
-
 def new_cluster_dir() -> Path:
     """A fresh folder under /tmp: munged wants every folder above its socket searchable by all,
     which pytest's own tmp folders (mode 700) are not."""
@@ -55,11 +52,7 @@ def start_cluster(path: Path, nodes: int = 2, cores: int = 1) -> Cluster:
     if done.returncode != 0:
         pytest.fail(f"jobs/local-cluster/start failed (exit {done.returncode}):\n{done.stdout}",
                     pytrace=False)
-    # the emulated nodes share one machine: UCX's shared-memory transports between ranks on two of
-    # them fail in the address exchange in some checkouts ("Shared memory error", then Slurm's
-    # PMI2 plugin rejects the card), so their jobs talk TCP, as nodes do
-    return Cluster(path, {**os.environ, "SLURM_CONF": str(path / "slurm.conf"),
-                          "UCX_TLS": LOCAL_CLUSTER_UCX_TLS})
+    return Cluster(path, {**os.environ, "SLURM_CONF": str(path / "slurm.conf")})
 
 
 @pytest.fixture
