@@ -67,6 +67,19 @@ class Block:
         count = self.count(env)
         return size * count if size > 0 and count > 0 else 0
 
+    def ends(self, env: dict) -> np.ndarray:
+        """The smallest and the largest component j this block covers (none where it covers
+        none), without listing the others: cheap at any n."""
+        size = int(Evaluator(env)(self.size))
+        outer, inner = self.repeats(env)
+        if size <= 0 or self.count(env) <= 0:
+            return np.zeros(0, dtype=np.int64)
+        first = int(Evaluator(env)(self.first))
+        stride = 0 if self.repeat is None else int(Evaluator(env)(self.stride))
+        plane = 0 if self.outer_repeat is None else int(Evaluator(env)(self.outer_stride))
+        starts = [first + q * plane + r * stride for q in {0, outer - 1} for r in {0, inner - 1}]
+        return np.array([min(starts), max(starts) + size - 1], dtype=np.int64)
+
     def indices(self, env: dict) -> np.ndarray:
         """Every component j this block covers at the given environment."""
         size = int(Evaluator(env)(self.size))
@@ -172,11 +185,13 @@ class IVP:
     def halo(self, n: int) -> int:
         """The components on each side of a block of components that the block reads, counted
         around the ring 0..n-1 (a read inside a sum by the farther end of its range, which bounds
-        the range): what a rank needs from its neighbours at size n."""
+        the range): what a rank needs from its neighbours at size n. Each read of an affine block
+        is j plus a term free of j, so its first and last component bound the distance: any n
+        costs the same."""
         env = self.environment(n)
         width = 0
-        for block in self.components:
-            js = block.indices(env)
+        for block in self.affine_blocks:
+            js = block.ends(env)
             if not len(js):
                 continue
             for reads, in_sum in component_reads(block.code, env, js, in_sums=True):

@@ -106,6 +106,9 @@ def _parser() -> argparse.ArgumentParser:
                          "the curves)")
     predict.add_argument("--corrected", action="store_true", help="order by the corrected time "
                          "of the store's trained model, with its 95%% interval (needs train)")
+    predict.add_argument("--dry-run", action="store_true", help="print the kerncraft analyses "
+                         "that would run and what the store's predictions already rank; "
+                         "analyse and write nothing")
     add_scaling_arguments(predict)
 
     tune = sub.add_parser("tune", help="the main job: predict, shortlist, measure the shortlist")

@@ -89,11 +89,16 @@ def cmd_predict(args) -> int:
     check_selection(args)
     from hybridtune.face.cli_scaling import check_predict_arguments, cmd_scaling
     check_predict_arguments(args)
+    if args.dry_run and (args.scaling or args.corrected):
+        raise RequestError("--dry-run ranks by the offline model alone: drop --scaling and "
+                           "--corrected")
     if args.scaling:
         return cmd_scaling(args)
     scenario = load(args.scenario, "scenario")
     check_compiler(scenario.machine)
     list(configurations(scenario, args.n, args.threads, args.ranks))   # refused before any write
+    if args.dry_run:
+        return _predict_dry_run(scenario, args)
     corrected, note = {}, ""
     worker = contextlib.nullcontext()
     if args.corrected:
@@ -144,6 +149,50 @@ def cmd_predict(args) -> int:
     for line in lines:
         print(line, file=sys.stderr if args.json else sys.stdout)
     return EXIT_NO_CHOICE if unranked else 0
+
+
+def _predict_dry_run(scenario, args) -> int:
+    """The kerncraft analyses predict would run, and the rankings of the configurations the
+    store's kernel predictions already cover; nothing is analysed or written (the store, when it
+    exists, is only read)."""
+    from hybridtune.describe.library import default_store
+    from hybridtune.face.offline import predict_scenario
+    from hybridtune.face.tuning import SECONDS_PER_ANALYSIS
+    from hybridtune.report.ranking import configuration_title, ranking_lines
+    from hybridtune.store import Store
+    from hybridtune.strategies.registry import shortlist
+    path = args.db or str(default_store())
+    workers = args.workers or len(os.sched_getaffinity(0))
+    store = Store.open(path, "r") if os.path.exists(path) else None
+    try:
+        result = predict_scenario(scenario, args.n, args.threads, store, workers, dry_run=True,
+                                  ranks=args.ranks)
+    finally:
+        if store is not None:
+            store.close()
+    out = sys.stderr if args.json else sys.stdout
+    print(f"dry run: nothing is analysed or stored (store {path})", file=out)
+    print(f"  kerncraft analyses: {result.missing} (about "
+          f"{result.missing * SECONDS_PER_ANALYSIS / workers:.0f} s with {workers} workers); "
+          f"{result.barrier_note}", file=out)
+    records = []
+    for ranking in result.rankings:
+        config = ranking.configuration
+        if result.missing:
+            print(f"  {configuration_title(config)}: {len(ranking.predictions)} variants, ranked "
+                  "once their kernels are analysed", file=out)
+            continue
+        picked = shortlist(scenario.strategy, ranking.predictions)
+        if args.json:
+            from hybridtune.report.ranking import ranking_json
+            records.append({"method": config.method.name, "ivp": config.ivp.name, "n": config.n,
+                            "threads": config.threads, "ranks": config.ranks,
+                            "variants": ranking_json(list(ranking.predictions), picked)})
+        else:
+            print("\n".join(ranking_lines(config, list(ranking.predictions), picked, args.head)))
+    if args.json:
+        print(json.dumps({"configurations": records, "analyses": result.missing}, indent=1))
+    return 0
 
 
 def offline_failures(result) -> list:

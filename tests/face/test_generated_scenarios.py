@@ -1,7 +1,8 @@
 """Property: every scenario drawn from the shipped library, valid or not, ends variants,
 predict --dry-run and tune --dry-run with exit 0, or with exit 2 and one error line that names the
-file; never a traceback."""
+file and key; never a traceback. Beside it, the sizes and the dry run the property found wanting."""
 
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -10,7 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from hybridtune.describe.expr import LONG_MAX
-from scenario_space import (MACHINE_FILE, Drawn, load_error, problems, run_scenario,
+from hybridtune.describe.library import PROJECT_ROOT
+from scenario_space import (MACHINE_FILE, Drawn, load_error, problems, run_command, run_scenario,
                             scenarios)
 
 pytestmark = pytest.mark.slow
@@ -50,3 +52,15 @@ def test_a_range_whose_rounded_sizes_leave_c_long_is_refused_at_its_upper_end(tm
                     tmp_path)
     assert outcomes["variants"].code == 2
     assert "key 'n.to'" in outcomes["variants"].stderr and "Heat2D" in outcomes["variants"].stderr
+
+
+def test_predict_dry_run_ranks_from_a_full_store_and_writes_nothing(tmp_path):
+    store = tmp_path / "fixture.h5"
+    shutil.copy(PROJECT_ROOT / "tests/data/learn/fixture.h5", store)
+    before = store.read_bytes()
+    outcome = run_command(["predict", str(PROJECT_ROOT / "tests/data/learn/learn.scenario.yaml"),
+                           "--dry-run", "--db", str(store), "--head", "1"])
+    assert outcome.code == 0, outcome.stderr + outcome.traceback
+    assert "kerncraft analyses: 0 " in outcome.stdout
+    assert "radauIIA7 Cusp n=600 threads=1: 32 ranked" in outcome.stdout
+    assert store.read_bytes() == before
