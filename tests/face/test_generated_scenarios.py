@@ -29,7 +29,6 @@ def test_generated_scenarios_end_in_exit_0_or_one_error_line(drawn):
     assert not found, drawn.describe() + "\n" + "\n".join(found)
 
 
-
 def _one(values: dict, tmp_path: Path) -> dict:
     drawn = Drawn({"methods": "radauIIA7", "skeletons": ["A", "A-mpi"], "threads": 1,
                    "machine": MACHINE_FILE, **values}, mpi=True)
@@ -39,11 +38,13 @@ def _one(values: dict, tmp_path: Path) -> dict:
 
 
 def test_a_size_beyond_any_budget_is_refused_by_the_step_estimate_at_once(tmp_path):
-    """n = 10^12: the step estimate counts operations per block, not per component."""
+    """n = 10^12: the step estimate counts operations per block, not per component, and the
+    halo on two ranks is found from each block's ends."""
     started = time.monotonic()
     outcomes = _one({"ivps": ["Wave1D", "Lorenz96"], "n": 10 ** 12, "ranks": [1, 2]}, tmp_path)
     assert outcomes["tune"].code == 2
     assert "longer than --budget" in outcomes["tune"].stderr
+    assert outcomes["predict"].code == 0 and "kerncraft analyses" in outcomes["predict"].stdout
     assert time.monotonic() - started < 30
 
 
