@@ -215,11 +215,24 @@ def release(launch: Launch, code: int) -> None:
     """Tell every other rank to stop serving and exit with `code` (rank 0, at the end)."""
     if launch.comm is None:
         return
-    requests = [launch.comm.isend(code, dest=rank, tag=TAG_STOP) for rank in range(1, launch.size)]
+    requests = []
+    for rank in range(1, launch.size):
+        try:
+            requests.append(launch.comm.isend(code, dest=rank, tag=TAG_STOP))
+        except Exception:       # mpi4py's MPI.Exception: that rank has gone (the job's SIGTERM
+            pass                # reached it first; OFI's TCP fails a send to it), nothing to tell
     deadline = time.monotonic() + 5.0
     while requests and time.monotonic() < deadline:
-        requests = [request for request in requests if not request.Test()]
+        requests = [request for request in requests if not _done(request)]
         time.sleep(POLL_S)
+
+
+def _done(request) -> bool:
+    """A send request completed, or failed (its peer has gone)."""
+    try:
+        return request.Test()
+    except Exception:
+        return True
 
 
 def serve(launch: Launch) -> int:
