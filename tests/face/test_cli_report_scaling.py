@@ -54,13 +54,15 @@ def store(tmp_path):
 
 @pytest.mark.slow
 def test_the_scaling_figure_reads_both_documents(documents, store):
-    """What report --scaling draws: one figure, a panel per (IVP, n) of the two documents."""
+    """What report --scaling draws: one figure, a panel per (method, IVP, n) of the two
+    documents."""
     with Store.open(store, "r") as opened:
         measurements = opened.frame("measurements")
     plots = scaling_plots(read_scaling([str(p) for p in documents]), measurements)
     plot, = plots
     assert plot.file == "scaling.png"
-    assert [ax.get_title() for ax in plot.figure.axes] == ["Lorenz96 n=2400", "Lorenz96 n=19200"]
+    assert [ax.get_title() for ax in plot.figure.axes] == ["radauIIA7 Lorenz96 n=2400",
+                                                          "radauIIA7 Lorenz96 n=19200"]
     labels = [line.get_label() for line in plot.figure.axes[0].get_lines()]
     predicted = json.loads(documents[0].read_text())["studies"][0]
     shown = {predicted["best_strong"][0]["variant"], predicted["best_strong"][-1]["variant"]}

@@ -1,4 +1,4 @@
-"""The report's scaling figure from hand-written documents: the studies of `predict --scaling --json` and the SMPI points of a bench_scaling document read, and one panel per (IVP, n) drawn with the predicted lines of the variants fastest on one and on the most ranks, SMPI's crosses and the store's measured dots (the Figure's axes and lines inspected, not its pixels)."""
+"""The report's scaling figure from hand-written documents: the studies of `predict --scaling --json` and the SMPI points of a bench_scaling document read, and one panel per (method, IVP, n) drawn with the predicted lines of the variants fastest on one and on the most ranks, SMPI's crosses and the store's measured dots (the Figure's axes and lines inspected, not its pixels)."""
 
 from __future__ import annotations
 
@@ -100,7 +100,7 @@ def test_documents_without_curves_give_nothing():
 
 # ---- the figure ----------------------------------------------------------------------------------
 
-def test_one_panel_per_ivp_and_size():
+def test_one_panel_per_method_ivp_and_size():
     simulated = [point(LAST, 4, 2.2, n=9600), point(FIRST, 2, 4.1, ivp="Heat2D", n=1024)]
     plot = scaling_plot([study(n=4800), study()], simulated, measured([]))
     assert plot.file == "scaling.png" and plot.title == "Scaling: predicted, simulated, measured"
