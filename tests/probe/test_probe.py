@@ -426,7 +426,9 @@ def probed(tmp_path_factory):
 @pytest.mark.slow
 def test_real_probe_is_quick_and_plausible(probed):
     path, mapping, seconds = probed
-    assert seconds < 120
+    # a bound against a probe that hangs, not a speed target (about 15 s quiet; 173 s on a 2-core
+    # VM whose cores other work kept busy)
+    assert seconds < 600
     memory = mapping["benchmarks"]["measurements"]["MEM"][1]["results"]
     caches = mapping["benchmarks"]["measurements"]["L1"][1]["results"]
     assert float(caches["load"][0].split()[0]) > float(memory["load"][0].split()[0])
