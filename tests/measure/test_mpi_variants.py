@@ -96,14 +96,20 @@ def test_a_halo_narrower_than_the_reads_is_a_wrong_result(tmp_path):
     assert result.status == "wrong_result", result.message
 
 
-def test_a_variant_that_cannot_start_on_its_ranks_is_a_crash_with_the_reason(tmp_path):
+def _with_a_halo_wider_than_a_block(tmp_path):
+    """A 2-rank task of a neighbour-exchange variant built with a halo wider than a rank's
+    block: its ranks give up before the first step."""
     scenario = _scenario(tmp_path, "A-mpi")
     method, ivp = scenario.methods[0], scenario.ivps[0]
     variant = _first_of(scenario, method, "A-mpi-nx")
     task, = plan_tasks(scenario, Configuration(method, ivp, N, 1, 2), [variant], QUICK)
     skeleton = {s.name: s for s in scenario.skeletons}["A-mpi-nx"]
     wide = generate_variant(variant, skeleton, scenario.template_map, method, ivp, halo=N // 2 + 1)
-    result = measure(replace(task, generated=wide), QUICK)
+    return replace(task, generated=wide)
+
+
+def test_a_variant_that_cannot_start_on_its_ranks_is_a_crash_with_the_reason(tmp_path):
+    result = measure(_with_a_halo_wider_than_a_block(tmp_path), QUICK)
     assert result.status == "crash" and "halo wider than a rank's block" in result.message
 
 
@@ -119,13 +125,7 @@ def test_a_variant_that_cannot_start_keeps_its_reason_when_the_launcher_drops_it
         return [command[0], "-errfile-pattern", "/dev/null", *command[1:]]
 
     monkeypatch.setattr(runner, "nested_mpi_command", dropping_stderr)
-    scenario = _scenario(tmp_path, "A-mpi")
-    method, ivp = scenario.methods[0], scenario.ivps[0]
-    variant = _first_of(scenario, method, "A-mpi-nx")
-    task, = plan_tasks(scenario, Configuration(method, ivp, N, 1, 2), [variant], QUICK)
-    skeleton = {s.name: s for s in scenario.skeletons}["A-mpi-nx"]
-    wide = generate_variant(variant, skeleton, scenario.template_map, method, ivp, halo=N // 2 + 1)
-    result = measure(replace(task, generated=wide), QUICK)
+    result = measure(_with_a_halo_wider_than_a_block(tmp_path), QUICK)
     assert result.status == "crash" and result.message.startswith("exited with status 4: "), \
         result.message
     assert "halo wider than a rank's block" in result.message, result.message
