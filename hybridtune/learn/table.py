@@ -102,14 +102,19 @@ def with_ranks(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.assign(ranks=frame["ranks"].fillna(1).astype(int))
 
 
+def _ok(measurements: pd.DataFrame) -> pd.DataFrame:
+    """The rows with status ok and a positive time."""
+    return measurements[(measurements["status"] == "ok") & measurements["median_s"].notna()
+                        & (measurements["median_s"] > 0)]
+
+
 def ok_measurements(measurements: pd.DataFrame, hardware_id: str | None = None) -> pd.DataFrame:
     """The ok measurements of one hardware (the given one, else the one with most ok rows), the
     variant id as `variant`."""
     measurements = with_ranks(measurements)
     if measurements.empty:
         return measurements.assign(variant=[])
-    ok = measurements[(measurements["status"] == "ok") & measurements["median_s"].notna()
-                      & (measurements["median_s"] > 0)]
+    ok = _ok(measurements)
     if ok.empty:
         return ok.rename(columns={"id": "variant"})
     if hardware_id is None:
@@ -141,7 +146,7 @@ def paired_hardware(measurements: pd.DataFrame, runs: pd.DataFrame | None,
     if runs is None or runs.empty or measurements.empty or "machine_sha256" not in runs:
         return None
     machine_of = dict(zip(runs["run_id"], runs["machine_sha256"]))
-    ok = measurements[(measurements["status"] == "ok") & measurements["median_s"].notna()]
+    ok = _ok(measurements)
     mine = ok[ok["run_id"].map(machine_of) == machine_sha256]
     return None if mine.empty else mine["hardware_id"].value_counts().index[0]
 

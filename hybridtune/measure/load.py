@@ -84,6 +84,18 @@ def _read(path: str) -> str | None:
         return None
 
 
+def _parsed(path: str, parse):
+    """parse() of a /proc file's text, or None where it is gone or unreadable (a process that
+    ended meanwhile)."""
+    text = _read(path)
+    if text is None:
+        return None
+    try:
+        return parse(text)
+    except (ValueError, IndexError):
+        return None
+
+
 def tree(processes: dict, roots) -> frozenset:
     """The pids of the process trees started at roots: their sessions (a runner starts one of its
     own) and every descendant."""
@@ -109,12 +121,9 @@ def _threads(pids, proc: str) -> dict:
         except OSError:
             continue
         for tid in tids:
-            text = _read(f"{proc}/{pid}/task/{tid}/stat")
-            if text is not None:
-                try:
-                    threads[int(tid)] = parse_thread(text)
-                except (ValueError, IndexError):
-                    continue
+            found = _parsed(f"{proc}/{pid}/task/{tid}/stat", parse_thread)
+            if found is not None:
+                threads[int(tid)] = found
     return threads
 
 
@@ -132,13 +141,9 @@ def look(roots, proc: str = "/proc") -> Look | None:
     except OSError:
         return None
     for entry in entries:
-        if entry.isdigit():
-            stat = _read(f"{proc}/{entry}/stat")
-            if stat is not None:
-                try:
-                    processes[int(entry)] = parse_process(stat)
-                except (ValueError, IndexError):
-                    continue
+        found = _parsed(f"{proc}/{entry}/stat", parse_process) if entry.isdigit() else None
+        if found is not None:
+            processes[int(entry)] = found
     measured = tree(processes, roots)
     return Look(at, cpus, running, processes, measured, _threads(measured, proc),
                 _threads([os.getpid()], proc))
