@@ -2,6 +2,6 @@
 
 import sys
 
-from hybridtune.face.cli import main
+from hybridtune.commands.main import main
 
 sys.exit(main())

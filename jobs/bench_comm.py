@@ -33,7 +33,7 @@ from hybridtune.describe.configuration import Configuration, runnable   # noqa: 
 from hybridtune.describe.library import host_machine_file              # noqa: E402
 from hybridtune.describe.loader import load                             # noqa: E402
 from hybridtune.describe.strategy import parse_strategy                 # noqa: E402
-from hybridtune.face.offline import predict_scenario                    # noqa: E402
+from hybridtune.pipeline.offline_stages import predict_scenario                    # noqa: E402
 from hybridtune.generate.pool import covering_sample, pool_for          # noqa: E402
 from hybridtune.measure.comm_bench import comm_run, pingpong            # noqa: E402
 from hybridtune.measure.provenance import hardware_identity             # noqa: E402

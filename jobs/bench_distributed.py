@@ -61,9 +61,9 @@ def rank_throughput(variants: int, repetitions: int) -> dict:
     from hybridtune.describe.configuration import Configuration
     from hybridtune.describe.library import scenarios_dir
     from hybridtune.describe.loader import load
-    from hybridtune.face.executors import InlineExecutor, NodeExecutor, release, serve
-    from hybridtune.face.launch import discover
-    from hybridtune.face.measuring import build_batch
+    from hybridtune.runtime.executors import InlineExecutor, NodeExecutor, release, serve
+    from hybridtune.runtime.launch import discover
+    from hybridtune.pipeline.measuring_phase import build_batch
     from hybridtune.generate.pool import pool_for
     from hybridtune.measure.runner import MeasureOptions, measure
     from hybridtune.measure.tasks import plan_tasks
@@ -100,8 +100,8 @@ def _no_work(index: int) -> dict:
 
 def rank_scheduler(tasks: int) -> dict:
     from concurrent.futures import FIRST_COMPLETED, wait
-    from hybridtune.face.executors import NodeExecutor, release, serve
-    from hybridtune.face.launch import discover
+    from hybridtune.runtime.executors import NodeExecutor, release, serve
+    from hybridtune.runtime.launch import discover
     from hybridtune.store import Store
     launch = discover()
     if launch.rank != 0:

@@ -91,7 +91,7 @@ def accuracy(scenario_path: Path, db: Path, per_ivp: int, sizes: tuple, budget: 
 
     from hybridtune.describe.loader import load
     from hybridtune.measure.runner import MeasureOptions
-    from hybridtune.face.offline import predict_scenario
+    from hybridtune.pipeline.offline_stages import predict_scenario
     from hybridtune.describe.configuration import Configuration
     from hybridtune.generate.pool import pool_for
     from hybridtune.measure.tasks import measure_configuration

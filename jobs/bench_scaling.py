@@ -34,13 +34,13 @@ sys.path.insert(0, str(ROOT))
 from hybridtune.describe.configuration import Configuration                 # noqa: E402
 from hybridtune.describe.loader import load                                 # noqa: E402
 from hybridtune.describe.platform import load_platform                      # noqa: E402
-from hybridtune.face.comm_models import EXCHANGE_SIZES, SWITCH_SIZES        # noqa: E402
+from hybridtune.pipeline.comm_models import EXCHANGE_SIZES, SWITCH_SIZES        # noqa: E402
 from hybridtune.predict.collectives import fit_exchange, protocol_switch    # noqa: E402
 from hybridtune.measure.comm_bench import comm_run, pingpong                # noqa: E402
 from hybridtune.predict.hockney import fit_hockney                          # noqa: E402
-from hybridtune.face.offline import predict_scenario                        # noqa: E402
-from hybridtune.face.scaling import communication                           # noqa: E402
-from hybridtune.face.simulation import simulate_scaling                     # noqa: E402
+from hybridtune.pipeline.offline_stages import predict_scenario                        # noqa: E402
+from hybridtune.pipeline.scaling_studies import communication                           # noqa: E402
+from hybridtune.pipeline.simulated_scaling import simulate_scaling                     # noqa: E402
 from hybridtune.generate.cvariant import generate_variant                   # noqa: E402
 from hybridtune.generate.pool import build_pool                             # noqa: E402
 from hybridtune.measure.provenance import hardware_identity                 # noqa: E402

@@ -11,7 +11,7 @@ from typing import NamedTuple
 import pytest
 
 from hybridtune.describe.library import PROJECT_ROOT
-from hybridtune.face.cli import main
+from hybridtune.commands.main import main
 from hybridtune.predict.variants import VariantPrediction
 
 SCENARIO = PROJECT_ROOT / "tests" / "data" / "scaling" / "scaling.scenario.yaml"

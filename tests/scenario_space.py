@@ -344,7 +344,7 @@ def _machine_parsed_once():
 def run_command(argv: list[str], timeout_s: float = 0) -> Outcome:
     """hybridtune ARGV in this process: its exit code and output; an exception that escapes main
     is a traceback."""
-    from hybridtune.face.cli import main
+    from hybridtune.commands.main import main
     out, err = io.StringIO(), io.StringIO()
     handlers = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
     previous = signal.signal(signal.SIGALRM, _alarm) if timeout_s else None
@@ -373,7 +373,7 @@ def run_command(argv: list[str], timeout_s: float = 0) -> Outcome:
 @lru_cache(maxsize=None)
 def predict_has_dry_run() -> bool:
     """Whether `predict` takes --dry-run (without it, predict would run kerncraft: left out)."""
-    from hybridtune.face.cli import _parser
+    from hybridtune.commands.main import _parser
     predict = next(action for action in _parser()._subparsers._group_actions
                    if hasattr(action, "choices")).choices["predict"]
     return any("--dry-run" in action.option_strings for action in predict._actions)

@@ -6,7 +6,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from hybridtune.face.cli import main
+from hybridtune.commands.main import main
 from hybridtune.describe.library import PROJECT_ROOT
 from hybridtune.describe.loader import load_named
 from hybridtune.errors import RequestError

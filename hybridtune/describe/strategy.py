@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass, replace
 
 # each strategy's name and spelling: the one list that --help, the docs and the errors quote
-# (strategies/registry keys its searches by these names; tests/face/test_cli_docs holds the help
+# (strategies/registry keys its searches by these names; tests/commands/test_cli_docs holds the help
 # and docs/cli.md to it)
 FORMS = {"preselect": "preselect:P", "top_k": "top_k:K", "run_all": "run_all",
          "random": "random:K[:SEED]", "tpe": "tpe:K[:SEED]", "hybrid": "hybrid[:E]"}

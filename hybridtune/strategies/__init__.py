@@ -1,1 +1,1 @@
-"""Tuning strategies: one protocol (ask, tell, end) per strategy, run live by the face or replayed on a stored pool, and their evaluation."""
+"""Tuning strategies: one protocol (ask, tell, end) per strategy, run live by the pipeline or replayed on a stored pool, and their evaluation."""

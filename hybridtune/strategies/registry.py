@@ -17,7 +17,7 @@ PLANNED = {
 ADAPTIVE = {            # searches whose next pick depends on what was measured
     "tpe": lambda candidates, spec: TpeSearch(candidates, spec.k, spec.seed),
 }
-BELIEF = ("hybrid",)    # adaptive searches over the store's belief: the face builds them
+BELIEF = ("hybrid",)    # adaptive searches over the store's belief: the pipeline builds them
 assert set(PLANNED) | set(ADAPTIVE) | set(BELIEF) == set(STRATEGIES)     # == set(FORMS)
 
 

@@ -12,7 +12,7 @@ from hybridtune.reference.rhs import component, right_hand_side
 from hybridtune.describe.loader import load, load_named
 from hybridtune.describe.library import PROJECT_ROOT
 from hybridtune.errors import RequestError
-from hybridtune.face.cli import main
+from hybridtune.commands.main import main
 from tests_support import expect_error
 
 GOOD = """

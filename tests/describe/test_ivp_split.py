@@ -9,7 +9,7 @@ from hybridtune.describe.ivp_checks import component_reads
 from hybridtune.describe.library import PROJECT_ROOT
 from hybridtune.describe.loader import load
 from hybridtune.describe.printing import to_c
-from hybridtune.face.cli import main
+from hybridtune.commands.main import main
 from tests_support import expect_error
 
 PERIODIC = PROJECT_ROOT / "tests" / "data" / "periodic"

@@ -25,7 +25,7 @@ DENSE_HEAP = textwrap.dedent("""\
             keep.append(bytes([0x5a]) * 4200)
     del holes
     """)
-TUNE_RANK = "from hybridtune.face.launch import discover\n" + DENSE_HEAP + textwrap.dedent("""\
+TUNE_RANK = "from hybridtune.runtime.launch import discover\n" + DENSE_HEAP + textwrap.dedent("""\
     launch = discover()
     print(f"rank {launch.rank} of {launch.size} ({launch.launcher})", flush=True)
     """)

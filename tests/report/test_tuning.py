@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from hybridtune.face.tuning import Outcome
+from hybridtune.pipeline.tuning_run import Outcome
 from hybridtune.report.tuning import (chosen_line, layout_lines, thread_notes,
                                       unreliable_summary)
 

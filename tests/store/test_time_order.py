@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from hybridtune.face.tuning import latest_round, stored_rows
+from hybridtune.pipeline.tuning_run import latest_round, stored_rows
 from hybridtune.learn.table import best_measurements
 from hybridtune.store import Store, merge_stores
 

@@ -54,7 +54,7 @@ def test_evaluate_with_tpe_refuses_a_missing_optuna_naming_the_extra(tmp_path):
     store = tmp_path / "store.h5"
     shutil.copy(FIXTURE, store)
     before = store.read_bytes()
-    code = ("import sys; sys.modules['optuna'] = None; from hybridtune.face.cli import main; "
+    code = ("import sys; sys.modules['optuna'] = None; from hybridtune.commands.main import main; "
             f"sys.exit(main(['evaluate', '--db', {str(store)!r}, '--tpe']))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2, done.stderr

@@ -1,0 +1,1 @@
+"""The application: the stages in their order, store policy, corrections and the tuned solver's sources."""

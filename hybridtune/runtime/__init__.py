@@ -1,0 +1,1 @@
+"""Who runs the pipeline's tasks: launch discovery, executors over MPI nodes, shutdown signals."""
