@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from hybridtune.describe.evaluate import Evaluator                      # noqa: E402
+from hybridtune.describe.c_arithmetic import Evaluator                      # noqa: E402
 from hybridtune.describe.expr import Index, Name, Rhs, walk             # noqa: E402
 from hybridtune.describe.loader import load                             # noqa: E402
 from hybridtune.describe.looplang import loops_and_directives           # noqa: E402

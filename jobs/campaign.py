@@ -65,7 +65,7 @@ def check_machine_file(path: Path) -> None:
 
 def store_hardware(path: Path) -> set[str]:
     """The hardware ids a store's measurements were taken on."""
-    from hybridtune.store.store import Store
+    from hybridtune.store.database import Store
     if not path.is_file():
         return set()
     with Store.open(path, "r") as store:
@@ -99,7 +99,7 @@ PREDICTION_TABLES = ("kernels", "kernel_predictions", "variant_predictions", "pr
 def seed_predictions(source: Path, target: Path) -> None:
     """A new pass store starts with the first pass's predictions (the offline model is the same
     for both; its kerncraft analyses are not run again), its run recorded as the seeding."""
-    from hybridtune.store.store import Store
+    from hybridtune.store.database import Store
     if target.exists() or not source.is_file():
         return
     with Store.open(source, "r") as first:

@@ -121,7 +121,7 @@ def corrected_lines(configuration, predictions, corrected: dict, head: int) -> l
 
 
 def cmd_evaluate(args) -> int:
-    from hybridtune.strategies.evaluate import evaluate
+    from hybridtune.strategies.leave_one_out import evaluate
     if not 0 < args.stop <= 1000:
         raise RequestError(f"--stop {args.stop:g}: expected the number of faster variants hybrid "
                            "stops below, above 0")
@@ -203,7 +203,7 @@ def _shares(text: str | None) -> list[float]:
 def offline_by_machine(frames: dict) -> dict:
     """Per machine file the store predicted with (named by its runs): the offline model's error
     per size regime; before and after a change to the machine file, for instance."""
-    from hybridtune.strategies.evaluate import regime_errors
+    from hybridtune.strategies.leave_one_out import regime_errors
     from hybridtune.learn.table import joined_rows, machine_files
     predictions, measurements = frames["variant_predictions"], frames["measurements"]
     names = machine_file_names(frames["runs"])

@@ -28,7 +28,7 @@ from hybridtune.commands.tune_command import tune_main
 EXIT_BAD_INPUT = 2
 
 
-class _Parser(argparse.ArgumentParser):
+class _ArgumentParser(argparse.ArgumentParser):
     """argparse with a one-line error message and exit code 2, like every other bad input."""
 
     def error(self, message: str):
@@ -36,10 +36,10 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="hybridtune", description=(
+    parser = _ArgumentParser(prog="hybridtune", description=(
         "Measurement-plus-model hybrid autotuner for parallel iterated Runge-Kutta solvers."))
     parser.add_argument("--version", action="version", version=f"hybridtune {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_ArgumentParser)
 
     check = sub.add_parser("check", help="validate description files of any kind")
     check.add_argument("paths", nargs="+", metavar="PATH")
@@ -123,11 +123,11 @@ def _parser() -> argparse.ArgumentParser:
     add_tune_arguments(tune)
 
     machine = sub.add_parser("machine", help="machine files: probe this host")
-    machine_sub = machine.add_subparsers(dest="machine_command", required=True, parser_class=_Parser)
+    machine_sub = machine.add_subparsers(dest="machine_command", required=True, parser_class=_ArgumentParser)
     probe = machine_sub.add_parser("probe", help="write a kerncraft machine file for this host")
     probe.add_argument("-o", "--output", required=True, metavar="FILE")
 
-    add_store_arguments(sub, _Parser)
+    add_store_arguments(sub, _ArgumentParser)
     add_learn_arguments(sub)
     add_report_arguments(sub)
     add_plan_arguments(sub)

@@ -47,8 +47,8 @@ def cmd_scaling(args) -> int:
     from hybridtune.commands.predict_command import open_store
     from hybridtune.pipeline.scaling_studies import scaling_studies
     from hybridtune.predict.kerncraft_adapter import check_compiler
-    from hybridtune.predict.scaling import study_json
-    from hybridtune.report.scaling import study_lines
+    from hybridtune.predict.scaling_curves import study_json
+    from hybridtune.report.scaling_text import study_lines
     check_scaling_arguments(args)
     scenario = load(args.scenario, "scenario")
     if not any(s.is_mpi for s in scenario.skeletons) and args.ranks_max > 1:

@@ -227,7 +227,7 @@ def offline_summary(scenario, result) -> str:
 
 def cmd_machine(args) -> int:
     from hybridtune.probe.machine_file import write_machine_file
-    from hybridtune.probe.probe import probe_machine, probe_summary
+    from hybridtune.probe.machine_probe import probe_machine, probe_summary
     target = Path(args.output)
     if target.is_dir() or not (target.parent if str(target.parent) else Path(".")).is_dir():
         raise HybridtuneError(f"-o {args.output}: expected a file path in an existing folder")

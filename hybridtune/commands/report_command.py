@@ -110,7 +110,7 @@ def scaling_plots(documents: list[dict], measurements) -> list:
 
 def build(frames: dict, store: str = "", scaling_only: bool = False) -> dict:
     """Everything the page shows: evaluation (or why not), drawn plots and missing ones, notes."""
-    from hybridtune.strategies.evaluate import evaluate, regime_errors
+    from hybridtune.strategies.leave_one_out import evaluate, regime_errors
     from hybridtune.strategies.noise import measured as measured_noise
     from hybridtune.learn.table import KEY, best_measurements, joined_rows
     from hybridtune.report import plots

@@ -73,7 +73,7 @@ def tokenize(text: str) -> list[tuple[str, str, int]]:
     return tokens
 
 
-class _Parser:
+class _ExpressionParser:
     def __init__(self, text: str):
         self.tokens = tokenize(text)
         self.pos = 0
@@ -251,7 +251,7 @@ def _checked(node):
 
 def parse_expression(text: str):
     """Parse one expression into a tree."""
-    parser = _Parser(text)
+    parser = _ExpressionParser(text)
     node = parser.expression()
     parser.finish()
     return _checked(node)
@@ -259,7 +259,7 @@ def parse_expression(text: str):
 
 def parse_expressions(text: str) -> list:
     """Parse a space-separated sequence of expressions, as in a loop bound 'lower upper'."""
-    parser = _Parser(text)
+    parser = _ExpressionParser(text)
     nodes = []
     while parser.peek()[0] != "end":
         nodes.append(_checked(parser.expression()))
@@ -268,7 +268,7 @@ def parse_expressions(text: str) -> list:
 
 def parse_assignment(text: str) -> Assign:
     """Parse a kernel computation 'target = value' or 'target += value'."""
-    parser = _Parser(text)
+    parser = _ExpressionParser(text)
     col = parser.peek()[2]
     target = parser.postfix()
     if not isinstance(target, (Name, Index)):

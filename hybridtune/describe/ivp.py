@@ -9,7 +9,7 @@ import numpy as np
 
 from hybridtune.describe.costs import (input_reads, operation_counts, static_is_int, sum_operations,
                                        sums_in)
-from hybridtune.describe.evaluate import EvaluationError, Evaluator, is_int
+from hybridtune.describe.c_arithmetic import EvaluationError, Evaluator, is_int
 from hybridtune.describe.expr import Input, parse_expression, walk
 from hybridtune.describe.ivp_checks import (RESERVED, check_cover, check_reads, check_tree,
                                             component_reads, names_in)

@@ -12,7 +12,7 @@ from hybridtune.describe.costs import (
     static_is_int,
     sums_in,
 )
-from hybridtune.describe.evaluate import EvaluationError, Evaluator
+from hybridtune.describe.c_arithmetic import EvaluationError, Evaluator
 from hybridtune.describe.expr import (
     MATH_CONSTANTS,
     RESERVED_NAMES,

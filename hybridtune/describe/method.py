@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hybridtune.describe.evaluate import EvaluationError, RealEvaluator
+from hybridtune.describe.c_arithmetic import EvaluationError, RealEvaluator
 from hybridtune.describe.expr import Binary, Call, Name, Num, Unary, parse_expression, walk
 from hybridtune.describe.source import Node, Source
 

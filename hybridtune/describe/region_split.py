@@ -27,7 +27,7 @@ class _Split(Exception):
 
 
 @dataclass(frozen=True)
-class Region:
+class IndexRegion:
     """Components j = first + sum_i v_i stride_i + q, v_i < count_i (outermost first), q < size."""
     first: object
     levels: tuple           # ((count, stride), ...)
@@ -109,19 +109,19 @@ class Splitter:
         return self.sympy.expand(expr) == 0
 
     # regions ------------------------------------------------------------------------------
-    def variables(self, region: Region) -> list:
+    def variables(self, region: IndexRegion) -> list:
         return self.v[:len(region.levels)] + [self.q]
 
-    def j_of(self, region: Region):
+    def j_of(self, region: IndexRegion):
         return region.first + sum((v * stride for v, (_, stride) in
                                    zip(self.v, region.levels)), self.sympy.Integer(0)) + self.q
 
-    def simplified(self, region: Region) -> Region:
+    def simplified(self, region: IndexRegion) -> IndexRegion:
         """Levels that run once dropped."""
         levels = tuple((c, s) for c, s in region.levels if not self.is_zero(c - 1))
         return replace(region, levels=levels)
 
-    def cut(self, region: Region, var, at) -> list:
+    def cut(self, region: IndexRegion, var, at) -> list:
         """The region with var's range cut at `at`: below it, and from it on."""
         if var == self.q:
             return [replace(region, size=at),
@@ -137,7 +137,7 @@ class Splitter:
                 replace(region, first=self.sympy.expand(region.first + at * stride),
                         levels=tuple(above))]
 
-    def rows(self, region: Region, width, tree) -> list:
+    def rows(self, region: IndexRegion, width, tree) -> list:
         """The region's contiguous run as rows of `width` (a new innermost repeat level), and the
         components after the last whole row as a region of their own."""
         if len(region.levels) >= MAX_LEVELS:
@@ -153,7 +153,7 @@ class Splitter:
                               size=rest)]
 
     # evaluation ---------------------------------------------------------------------------
-    def value(self, tree, region: Region):
+    def value(self, tree, region: IndexRegion):
         """The index as an expression affine in the region's variables; raises _Split where the
         region must be cut first."""
         sympy = self.sympy
@@ -190,7 +190,7 @@ class Splitter:
         quotient = self.quotient(left, right, region, tree)
         return quotient if tree.op == "/" else sympy.expand(left - right * quotient)
 
-    def truth(self, test, region: Region) -> bool:
+    def truth(self, test, region: IndexRegion) -> bool:
         """Whether a condition holds on the whole region; raises _Split where the region must be
         cut first (where the condition's difference crosses zero)."""
         sympy = self.sympy
@@ -249,7 +249,7 @@ class Splitter:
                            f"block for every n ({to_c(test)})")
         raise Refused(f"tests a condition the split cannot decide ({to_c(test)})")
 
-    def quotient(self, x, d, region: Region, tree):
+    def quotient(self, x, d, region: IndexRegion, tree):
         """x / d in C, x affine in the region's variables and >= 0, d > 0 free of them."""
         sympy = self.sympy
         variables = self.variables(region)
@@ -337,7 +337,7 @@ class Splitter:
                                (block.repeat, block.stride)):
             if repeat is not None:
                 levels.append((self.size(repeat), self.size(stride)))
-        work = [self.simplified(Region(self.size(block.first), tuple(levels),
+        work = [self.simplified(IndexRegion(self.size(block.first), tuple(levels),
                                         self.size(block.size)))]
         done = []
         while work:

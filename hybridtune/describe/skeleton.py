@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from hybridtune.describe.evaluate import Evaluator
+from hybridtune.describe.c_arithmetic import Evaluator
 from hybridtune.describe.looplang import Directive, Loop, loops_and_directives, parse_program
 from hybridtune.describe.source import Node, Source
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hybridtune.describe.evaluate import EvaluationError, Evaluator
+from hybridtune.describe.c_arithmetic import EvaluationError, Evaluator
 from hybridtune.describe.expr import Num, Rhs, substitute, walk
 from hybridtune.describe.kernel import KernelTemplate
 from hybridtune.describe.looplang import Loop

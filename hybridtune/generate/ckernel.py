@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hybridtune.describe.costs import sums_in
-from hybridtune.describe.evaluate import EvaluationError, Evaluator
+from hybridtune.describe.c_arithmetic import EvaluationError, Evaluator
 from hybridtune.describe.expr import (Assign, Binary, Call, Cond, Index, Input, Name, Num, Rhs,
                                       Unary, rewrite, substitute, walk)
 from hybridtune.describe.ivp import IVP

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hybridtune import __version__
-from hybridtune.describe.evaluate import Evaluator
+from hybridtune.describe.c_arithmetic import Evaluator
 from hybridtune.describe.expr import substitute
 from hybridtune.describe.ivp import IVP
 from hybridtune.describe.looplang import Loop, loops_and_directives

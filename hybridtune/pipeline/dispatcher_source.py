@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hybridtune.report.tuned import DispatchTable
+from hybridtune.pipeline.dispatch_table import DispatchTable
 
 # Where MPI runs: this process's rank and the ranks of MPI_COMM_WORLD, else 0 (no MPI: one rank)
 WORLD_MPI = """static int ht_world(int *rank)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hybridtune.pipeline.measurement_rows import observed
-from hybridtune.learn.hybrid import HARDWARE_SPREAD, from_other_hardware, prior_belief
+from hybridtune.learn.belief import HARDWARE_SPREAD, from_other_hardware, prior_belief
 from hybridtune.learn.persist import latest_models, load_model
 from hybridtune.learn.table import (KEY, PREDICTION_COLUMNS, hardware_name, joined_rows,
                                      latest_predictions)

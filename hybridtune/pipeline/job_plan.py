@@ -15,7 +15,7 @@ from hybridtune.predict.plan import (COVERAGE, Z95, Interval, PlanOption, choose
 
 
 @dataclass(frozen=True)
-class Plan:
+class JobPlan:
     method: str
     ivp: str
     n: int
@@ -55,7 +55,7 @@ def comm_spread(models) -> float:
 
 def plan_job(scenario, nodes_max: int, store, platform_path: str | None = None,
              n: int | None = None, efficiency: float | None = None,
-             workers: int | None = None) -> list[Plan]:
+             workers: int | None = None) -> list[JobPlan]:
     """One plan per method, IVP and size of the scenario."""
     machine = scenario.machine
     domains = max(1, machine.cores // machine.cores_per_numa_domain)
@@ -88,7 +88,7 @@ def plan_job(scenario, nodes_max: int, store, platform_path: str | None = None,
             for method, options in found.items():
                 options = with_efficiency(options)
                 chosen = choose(options, efficiency)
-                plans.append(Plan(method, ivp.name, size, tuple(options), chosen,
+                plans.append(JobPlan(method, ivp.name, size, tuple(options), chosen,
                                   interval(chosen, spread, comm_rel),
                                   f"{note}; {spread_note}; {comm_note}"))
     return plans

@@ -9,7 +9,7 @@ from hybridtune.describe.platform import load_platform
 from hybridtune.pipeline.comm_models import communication_models
 from hybridtune.pipeline.offline_stages import predict_scenario
 from hybridtune.predict.platform_models import platform_models
-from hybridtune.predict.scaling import rank_counts, scaling_study
+from hybridtune.predict.scaling_curves import rank_counts, scaling_study
 from hybridtune.predict.superstep import CommunicationModels
 
 

@@ -10,7 +10,7 @@ from hybridtune.pipeline.scaling_studies import communication
 from hybridtune.generate.cvariant import generate_variant
 from hybridtune.generate.pool import pool_for
 from hybridtune.measure.tasks import stable_step
-from hybridtune.predict.scaling import rank_counts
+from hybridtune.predict.scaling_curves import rank_counts
 from hybridtune.simulate.smpi import build_simulated
 from hybridtune.simulate.smpi_run import simulate
 

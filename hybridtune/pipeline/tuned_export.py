@@ -11,7 +11,7 @@ from hybridtune.pipeline.dispatcher_source import dispatcher
 from hybridtune.generate.cvariant import generate_variant
 from hybridtune.generate.pool import pool_for
 from hybridtune.predict.variants import step_vectors
-from hybridtune.report.tuned import (DispatchTable, dispatch_table, layout_times, measured_times,
+from hybridtune.pipeline.dispatch_table import (DispatchTable, dispatch_table, layout_times, measured_times,
                                      predicted_times)
 from hybridtune.store import Store
 

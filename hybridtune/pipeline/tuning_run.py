@@ -45,7 +45,7 @@ class TuneRequest:
 
 
 @dataclass(frozen=True)
-class Plan:
+class TuningPlan:
     """One configuration: its ranking, the strategy's shortlist, rows reused and tasks to run."""
     configuration: Configuration
     ranking: tuple
@@ -67,7 +67,7 @@ class Plan:
 
 @dataclass(frozen=True)
 class Outcome:
-    plan: Plan
+    plan: TuningPlan
     rows: dict                      # variant id -> measurement row (stored or new)
     new: int
     not_measured: tuple             # ids left when the time limit came
@@ -188,7 +188,7 @@ def plan_configurations(request: TuneRequest, rankings, stored: dict, hardware_i
             else:
                 todo.append(task)
         kernels = {p.id: [name for _, name in pool[p.id].kernels] for p in picked}
-        plans.append(Plan(config, tuple(predictions), tuple(picked), len(pool), reused,
+        plans.append(TuningPlan(config, tuple(predictions), tuple(picked), len(pool), reused,
                           tuple(with_reference(todo, config, request.options)),
                           {p.id: task for p, task in zip(picked, tasks)},
                           Candidates.in_order(picked, kernels),

@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 
 from hybridtune.errors import HybridtuneError
-from hybridtune.predict.scaling import rank_counts
+from hybridtune.predict.scaling_curves import rank_counts
 
 Z95 = 1.96
 COVERAGE = 0.95         # the interval's coverage

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hybridtune.describe.evaluate import Evaluator
+from hybridtune.describe.c_arithmetic import Evaluator
 from hybridtune.describe.expr import Index, Name
 from hybridtune.describe.ivp import IVP
 from hybridtune.describe.kernel import KernelTemplate

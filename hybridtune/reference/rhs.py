@@ -6,7 +6,7 @@ from typing import Callable
 
 import numpy as np
 
-from hybridtune.describe.evaluate import Evaluator
+from hybridtune.describe.c_arithmetic import Evaluator
 from hybridtune.describe.ivp import IVP
 
 

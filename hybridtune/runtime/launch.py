@@ -29,7 +29,7 @@ class LaunchError(RequestError):
 
 
 @dataclass(frozen=True)
-class Node:
+class JobNode:
     name: str
     ranks: tuple            # world ranks on this node; the first one measures
     cores: tuple            # union of the ranks' affinity masks
@@ -41,7 +41,7 @@ class Launch:
     launcher: str           # direct, mpiexec or srun
     rank: int
     size: int
-    nodes: tuple            # Node, rank 0's node first (known on rank 0 only)
+    nodes: tuple            # JobNode, rank 0's node first (known on rank 0 only)
     comm: object = None     # the MPI communicator, None when direct
 
 
@@ -66,7 +66,7 @@ def _group(facts: list[tuple]) -> tuple:
     by_name: dict[str, list] = {}
     for rank, (name, cores, hardware) in enumerate(facts):
         by_name.setdefault(name, []).append((rank, cores, hardware))
-    return tuple(Node(name, tuple(r for r, _, _ in members),
+    return tuple(JobNode(name, tuple(r for r, _, _ in members),
                       tuple(sorted({c for _, cores, _ in members for c in cores})), members[0][2])
                  for name, members in by_name.items())
 
@@ -104,7 +104,7 @@ def discover() -> Launch:
     launcher = launcher_name()
     if launcher == "direct":
         name, cores, hardware = _own_facts()
-        return Launch("direct", 0, 1, (Node(name, (0,), cores, hardware),))
+        return Launch("direct", 0, 1, (JobNode(name, (0,), cores, hardware),))
     MPI = _start_mpi()
     comm = MPI.COMM_WORLD
     rank, size = comm.Get_rank(), comm.Get_size()

@@ -1,11 +1,11 @@
 """The HDF5 store every stage reads from and appends to: versioned tables, one writer, crash-safe appends."""
 
-from hybridtune.store.errors import (StoreError, StoreFormatError, StoreLockedError, StoreSchemaError,
+from hybridtune.store.store_errors import (StoreError, StoreFormatError, StoreLockedError, StoreSchemaError,
                                      StoreVersionError)
 from hybridtune.store.merge import MergeSummary, TableCounts, merge_stores
 from hybridtune.store.runs import run_defaults
 from hybridtune.store.schema import FORMAT, KINDS, SCHEMA_VERSION, TABLES, Table
-from hybridtune.store.store import Store
+from hybridtune.store.database import Store
 from hybridtune.store.upgrade import UpgradeSummary, upgrade_store
 
 __all__ = ["FORMAT", "KINDS", "SCHEMA_VERSION", "TABLES", "MergeSummary", "Store", "StoreError",

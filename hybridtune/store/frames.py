@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from hybridtune.store.errors import StoreFormatError
+from hybridtune.store.store_errors import StoreFormatError
 from hybridtune.store.schema import Table
 
 _NUMERIC = {"int": np.int64, "float": np.float64, "bool": bool}

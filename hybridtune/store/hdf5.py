@@ -14,7 +14,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from hybridtune.store.errors import StoreError, StoreFormatError, StoreVersionError
+from hybridtune.store.store_errors import StoreError, StoreFormatError, StoreVersionError
 from hybridtune.store.schema import FORMAT, KINDS, SCHEMA_VERSION, TABLES, Table, schema_description
 
 CHUNK_ROWS = 1024

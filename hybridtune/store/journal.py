@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from hybridtune.store.errors import StoreError, StoreFormatError, StoreLockedError, StoreVersionError
+from hybridtune.store.store_errors import StoreError, StoreFormatError, StoreLockedError, StoreVersionError
 from hybridtune.store.schema import SCHEMA_VERSION, TABLES, Table
 
 JOURNAL_FORMAT = "hybridtune-journal"

@@ -9,7 +9,7 @@ from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from hybridtune.store.errors import StoreError
+from hybridtune.store.store_errors import StoreError
 from hybridtune.store.hdf5 import write_new_store_file
 from hybridtune.store.journal import journal_path
 from hybridtune.store.records import checked_columns

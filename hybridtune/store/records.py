@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from hybridtune.store.errors import StoreSchemaError
+from hybridtune.store.store_errors import StoreSchemaError
 from hybridtune.store.schema import TABLES, Table
 
 INT64_MIN, INT64_MAX = -2**63, 2**63 - 1

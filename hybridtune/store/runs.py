@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 from importlib import metadata
 
 import hybridtune
-from hybridtune.store.errors import StoreSchemaError
+from hybridtune.store.store_errors import StoreSchemaError
 from hybridtune.store.records import to_columns
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from hybridtune.store.errors import StoreError, StoreLockedError, StoreVersionError
+from hybridtune.store.store_errors import StoreError, StoreLockedError, StoreVersionError
 from hybridtune.store.hdf5 import read_store_contents, read_store_schema
 from hybridtune.store.journal import journal_path, read_journal, unapplied, writer_holds
 from hybridtune.store.schema import Table

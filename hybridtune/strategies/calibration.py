@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hybridtune.learn.hybrid import BETTER_BY
+from hybridtune.learn.belief import BETTER_BY
 
 LEAST = 30          # decisions a bin of the reliability table holds at least (else merged)
 BINS = 10

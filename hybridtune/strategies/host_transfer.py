@@ -11,11 +11,11 @@ import pandas as pd
 from hybridtune.describe.strategy import HYBRID_STOP
 from hybridtune.errors import RequestError
 from hybridtune.learn.encode import KEPT_SETS
-from hybridtune.learn.hybrid import from_other_hardware
+from hybridtune.learn.belief import from_other_hardware
 from hybridtune.learn.table import CONFIG, Rows
 from hybridtune.learn.train import MIN_ROWS, fit
 from hybridtune.strategies import metrics, replay
-from hybridtune.strategies.evaluate import LOSS_WITHIN, accuracy_of, whole_pools
+from hybridtune.strategies.leave_one_out import LOSS_WITHIN, accuracy_of, whole_pools
 from hybridtune.strategies.noise import Noise, draws
 
 SPREAD_QUANTILES = (0.25, 0.75)     # the residuals' spread: their interquartile range, as a normal's
@@ -54,7 +54,7 @@ def _corrected(fitted, test: pd.DataFrame) -> np.ndarray:
     return test["predicted_s"].to_numpy(float) * np.exp(mean)
 
 
-def _to_within(pool: replay.Pool, replays: list) -> list[int]:
+def _to_within(pool: replay.StoredPool, replays: list) -> list[int]:
     """Measurements each replay needed to hold a variant within LOSS_WITHIN of the best (the pool's
     size where it never did)."""
     times = pool.times

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hybridtune.learn.hybrid import BETTER_BY, Belief
+from hybridtune.learn.belief import BETTER_BY, Belief
 from hybridtune.strategies.protocol import Search
 
 

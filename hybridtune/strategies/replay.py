@@ -12,7 +12,7 @@ from hybridtune.describe.strategy import HYBRID_STOP, Strategy
 from hybridtune.errors import HybridtuneError
 from hybridtune.learn.encode import kernel_variants
 from hybridtune.learn import timing
-from hybridtune.learn.hybrid import SHIPPED_ERRORS, Belief, prior_belief
+from hybridtune.learn.belief import SHIPPED_ERRORS, Belief, prior_belief
 from hybridtune.learn.offline_errors import OfflineErrors
 from hybridtune.learn.table import CONFIG, Rows
 from hybridtune.strategies.hybrid import HybridSearch, cover
@@ -25,7 +25,7 @@ class Unmeasured(HybridtuneError):
 
 
 @dataclass(frozen=True)
-class Pool:
+class StoredPool:
     """One whole-pool configuration: per variant its prediction, feature row and measurement."""
     key: tuple                  # (method, ivp, n, threads)
     frame: pd.DataFrame         # variant, predicted_s, features, median_s, ci_rel, ci_low_s, ci_high_s
@@ -47,7 +47,7 @@ class Replay:
     decisions: tuple = ()       # hybrid: its stop decisions (strategies/hybrid.Decision)
 
 
-def candidates(pool: Pool) -> tuple[Candidates, list[int]]:
+def candidates(pool: StoredPool) -> tuple[Candidates, list[int]]:
     """The pool's variants as a strategy sees them live (offline order) and each one's row."""
     rows = [int(i) for i in pool.by_prediction()]
     frame = pool.frame
@@ -60,22 +60,22 @@ def candidates(pool: Pool) -> tuple[Candidates, list[int]]:
                       kernels), rows
 
 
-def in_rows(pool: Pool) -> Candidates:
+def in_rows(pool: StoredPool) -> Candidates:
     """The pool's variants in its rows' order (a hybrid replay's positions)."""
     frame = pool.frame
     return Candidates(tuple(frame["variant"]), tuple(frame["predicted_s"].to_numpy(float)))
 
 
-def configuration_pools(rows: Rows) -> list[Pool]:
+def configuration_pools(rows: Rows) -> list[StoredPool]:
     """Every configuration of the rows with all its predicted variants, unmeasured ones too (their
     time NaN): a strategy's candidates are the same as they were live."""
     frame = rows.frame
-    return [Pool(tuple(key), group.reset_index(drop=True).assign(
+    return [StoredPool(tuple(key), group.reset_index(drop=True).assign(
                 ci_rel=group["ci_rel"].fillna(0.0).to_numpy()))
             for key, group in frame.groupby(list(CONFIG), sort=True)]
 
 
-def drive(pool: Pool, search: Search, rows: list[int], errors: np.ndarray | None = None) -> Replay:
+def drive(pool: StoredPool, search: Search, rows: list[int], errors: np.ndarray | None = None) -> Replay:
     """Run a search on the pool as the live driver runs it on one node: asked for one variant at
     a time, told its stored time (times exp(errors[row, 0]), a first timing's noise, where given);
     rows maps the search's candidates to the pool's rows. Asking for a variant the pool never
@@ -104,7 +104,7 @@ def drive(pool: Pool, search: Search, rows: list[int], errors: np.ndarray | None
                    decisions=tuple(getattr(search, "decisions", ())))
 
 
-def _finished(pool: Pool, order: tuple, seen: dict, errors: np.ndarray, as_stored: bool
+def _finished(pool: StoredPool, order: tuple, seen: dict, errors: np.ndarray, as_stored: bool
               ) -> Replay:
     """The replay of a search that measured `order` (seen: row -> the time it was told): its
     close contenders re-timed and the choice made as live. as_stored: a re-timing is the store's
@@ -126,20 +126,20 @@ def _finished(pool: Pool, order: tuple, seen: dict, errors: np.ndarray, as_store
     return Replay(order, int(timing.choose(seen, again)), retimed=tuple(close))
 
 
-def run(pool: Pool, spec: Strategy, errors: np.ndarray | None = None) -> Replay:
+def run(pool: StoredPool, spec: Strategy, errors: np.ndarray | None = None) -> Replay:
     """A strategy (any but hybrid, which replays on a model: hybrid_together) on the pool."""
     found, rows = candidates(pool)
     return drive(pool, search_for(spec, found), rows, errors)
 
 
-def fixed_variant(pool: Pool, variant: str) -> Replay:
+def fixed_variant(pool: StoredPool, variant: str) -> Replay:
     """BestVariant: the one variant chosen beforehand, measured once (noise cannot change it)."""
     positions = np.flatnonzero(pool.frame["variant"].to_numpy() == variant)
     position = int(positions[0]) if len(positions) else pool.by_prediction()[0]
     return Replay((position,), position)
 
 
-def hybrid(pool: Pool, fitted, stop: float = HYBRID_STOP,
+def hybrid(pool: StoredPool, fitted, stop: float = HYBRID_STOP,
            max_measurements: int | None = None, sample: float = 0.0) -> Replay:
     """Expected improvement on the belief, conditioned on each measurement, until fewer than
     `stop` unmeasured variants are expected to beat the best held (strategies/hybrid)."""

@@ -11,7 +11,7 @@ from hybridtune.errors import RequestError
 from hybridtune.learn.table import CONFIG, Rows
 from hybridtune.learn.train import MIN_ROWS, fit
 from hybridtune.strategies import replay
-from hybridtune.strategies.evaluate import LOSS_WITHIN, accuracy_of, whole_pools
+from hybridtune.strategies.leave_one_out import LOSS_WITHIN, accuracy_of, whole_pools
 from hybridtune.strategies.noise import Noise, draws
 
 SHARES = (0.0, 0.1, 0.25, 0.5)

@@ -9,7 +9,7 @@ import pandas as pd
 
 from hybridtune.learn.level import SAME_SIZE
 from hybridtune.strategies.metrics import measurements_to_within
-from hybridtune.strategies.replay import Pool
+from hybridtune.strategies.replay import StoredPool
 from hybridtune.learn.train import pool_targets
 
 MEAN = "mean_of_other_ivps"          # by the variant's mean log(t / t_best) over the other IVPs
@@ -23,7 +23,7 @@ LEVEL = ("the configuration's level, the median log(measured / offline predictio
          "outside the range of the other IVPs' levels at the same n and threads")
 
 
-def counterparts(pool: Pool, pools: list[Pool]) -> list[Pool]:
+def counterparts(pool: StoredPool, pools: list[StoredPool]) -> list[StoredPool]:
     """Per other IVP its pool of the same method and layout nearest to pool's n, where that is
     within SAME_SIZE of the nearest any other IVP has."""
     method, ivp, n, ranks, threads = pool.key
@@ -41,7 +41,7 @@ def counterparts(pool: Pool, pools: list[Pool]) -> list[Pool]:
             if distance <= closest + SAME_SIZE]
 
 
-def own_other_size(pool: Pool, pools: list[Pool]) -> Pool | None:
+def own_other_size(pool: StoredPool, pools: list[StoredPool]) -> StoredPool | None:
     """The same IVP's pool of the same method and layout at the nearest other n."""
     method, ivp, n, ranks, threads = pool.key
     mine = [p for p in pools
@@ -49,20 +49,20 @@ def own_other_size(pool: Pool, pools: list[Pool]) -> Pool | None:
     return min(mine, key=lambda p: (abs(math.log(p.key[2] / n)), p.key[2]), default=None)
 
 
-def _relative(pool: Pool) -> pd.Series:
+def _relative(pool: StoredPool) -> pd.Series:
     """log(t / t_best) per variant of a pool."""
     times = pool.times
     return pd.Series(np.log(times / times.min()), index=pool.frame["variant"].to_numpy())
 
 
-def _order(pool: Pool, score: pd.Series) -> tuple:
+def _order(pool: StoredPool, score: pd.Series) -> tuple:
     """pool's positions by score (a variant without one last), ties by variant name."""
     variants = pool.frame["variant"].to_numpy()
     values = score.reindex(variants).to_numpy(float)
     return tuple(int(i) for i in np.lexsort((variants, np.nan_to_num(values, nan=math.inf))))
 
 
-def transfer_orders(pool: Pool, others: list[Pool], own: Pool | None = None) -> dict:
+def transfer_orders(pool: StoredPool, others: list[StoredPool], own: StoredPool | None = None) -> dict:
     """MEAN: one order; BEST_OTHER: each other IVP's order; OWN_SIZE: the own pool's order (none
     without one)."""
     relative = [_relative(other) for other in others]
@@ -71,7 +71,7 @@ def transfer_orders(pool: Pool, others: list[Pool], own: Pool | None = None) -> 
             OWN_SIZE: [_order(pool, _relative(own))] if own is not None else []}
 
 
-def configuration_transfer(pool: Pool, pools: list[Pool], first_within: float,
+def configuration_transfer(pool: StoredPool, pools: list[StoredPool], first_within: float,
                            loss_within: float) -> dict | None:
     """Per order: whether its first variant is within first_within of the best and how many
     measurements it takes to one within loss_within (BEST_OTHER: whether any other IVP's order
@@ -96,7 +96,7 @@ def configuration_transfer(pool: Pool, pools: list[Pool], first_within: float,
     return out
 
 
-def level(pool: Pool) -> float:
+def level(pool: StoredPool) -> float:
     """The configuration's level as a model learns it: the median of log(measured / the
     configuration's median offline prediction)."""
     return float(np.median(pool_targets(pool.frame)))

@@ -17,7 +17,7 @@ from hybridtune.pipeline.tuned_export import table_lines
 from hybridtune.generate.pool import pool_for
 from hybridtune.measure.launch_env import child_environment, nested_mpi_command
 from hybridtune.reference.pirk import solve
-from hybridtune.report.tuned import dispatch_table, layout_times, measured_times, step_regions
+from hybridtune.pipeline.dispatch_table import dispatch_table, layout_times, measured_times, step_regions
 from hybridtune.store import Store
 from hybridtune.store.schema import TABLES
 from tune_support import BIN, DRIVER, TUNE_SCENARIO, measurement_rows, run, tune_command

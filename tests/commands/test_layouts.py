@@ -7,11 +7,11 @@ import pytest
 from hybridtune.describe.configuration import Configuration
 from hybridtune.errors import RequestError
 from hybridtune.commands.tune_command import layout_spans, reservation_lines
-from hybridtune.runtime.launch import Launch, Node
+from hybridtune.runtime.launch import Launch, JobNode
 
 
 def _launch(*cores: int) -> Launch:
-    nodes = tuple(Node(f"n{i + 1}", (i,), tuple(range(c)), "h") for i, c in enumerate(cores))
+    nodes = tuple(JobNode(f"n{i + 1}", (i,), tuple(range(c)), "h") for i, c in enumerate(cores))
     return Launch("srun", 0, len(cores), nodes)
 
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from hybridtune.describe.evaluate import EvaluationError, Evaluator
+from hybridtune.describe.c_arithmetic import EvaluationError, Evaluator
 from hybridtune.describe.expr import (Assign, Call, Cond, ExpressionError, Input, Rhs,
                                       parse_assignment, parse_expression, parse_expressions)
 from hybridtune.describe.printing import to_c

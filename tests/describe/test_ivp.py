@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from hybridtune.describe.evaluate import Evaluator
+from hybridtune.describe.c_arithmetic import Evaluator
 from hybridtune.describe.expr import (RESERVED_NAMES, ExpressionError, Name, Num, parse_expression,
                                       substitute)
 from hybridtune.describe.ivp import CHECK_LIMIT, SizeRule

@@ -11,9 +11,9 @@ from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import ConstantKernel, Matern
 
 from hybridtune.strategies import replay
-from hybridtune.strategies.evaluate import whole_pools
+from hybridtune.strategies.leave_one_out import whole_pools
 from hybridtune.describe.strategy import HYBRID_STOP
-from hybridtune.learn.hybrid import (OFFSET_SPREAD, SHIPPED_ERRORS, Belief,
+from hybridtune.learn.belief import (OFFSET_SPREAD, SHIPPED_ERRORS, Belief,
                                      across_configurations, prior_belief)
 from hybridtune.learn import timing
 from hybridtune.learn.timing import TIMING_SPREAD

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from hybridtune.learn.offline_errors import calibrated, similarity, slope_of
-from hybridtune.strategies.evaluate import whole_pools
+from hybridtune.strategies.leave_one_out import whole_pools
 
 SLOPES = (-0.4, 0.1, 0.6, 1.1)
 SHARED, LENGTH, OWN = 0.3, 10.0, 0.05

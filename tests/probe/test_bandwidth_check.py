@@ -11,7 +11,7 @@ from hybridtune.probe.bandwidth_check import check_bandwidths, quantity
 from hybridtune.probe.host_facts import CacheFacts, read_host_facts
 from hybridtune.probe.machine_file import write_machine_file
 from hybridtune.probe.bandwidth import BandwidthPoint, last_level_regime
-from hybridtune.probe.probe import probe_machine, probe_summary
+from hybridtune.probe.machine_probe import probe_machine, probe_summary
 
 KIB, MIB = 1 << 10, 1 << 20
 QUIET_KERNCRAFT = pytest.mark.filterwarnings("ignore::DeprecationWarning",
@@ -105,7 +105,7 @@ def test_a_level_faster_than_one_below_it_is_named_where_transfers_overlap():
     """With overlapping transfers kerncraft composes a level no faster than the slowest below it;
     a noisy L1 sample slower than L2 cannot be written, and the probe says so."""
     from hybridtune.probe.core_model import ZEN
-    from hybridtune.probe.probe import _upstream
+    from hybridtune.probe.machine_probe import _upstream
     facts = read_host_facts()
     measured = {"load": {f"L{c.level}": [BandwidthPoint(1, gbs * 1e9, (gbs * 1e9,))]
                          for c, gbs in zip(facts.caches, (70.0, 90.0, 30.0))}}

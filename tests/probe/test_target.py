@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hybridtune.probe.probe import GCC_FLAGS, compiler_entries
+from hybridtune.probe.machine_probe import GCC_FLAGS, compiler_entries
 from hybridtune.probe.target import (FP_VECTOR, NAME_MAX, kerncraft_folder, kerncraft_target,
                                      portable_target, target_flags, target_help)
 

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from hybridtune.describe.library import PROJECT_ROOT
-from hybridtune.strategies.evaluate import Evaluation, evaluate
+from hybridtune.strategies.leave_one_out import Evaluation, evaluate
 from hybridtune.learn.table import KEY, joined_rows
 from hybridtune.report import plots
 from hybridtune.report.html import page, strategy_rows

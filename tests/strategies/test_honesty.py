@@ -7,9 +7,9 @@ import pytest
 
 from hybridtune.learn import train
 from hybridtune.learn.table import Rows
-from hybridtune.strategies import evaluate as evaluation
+from hybridtune.strategies import leave_one_out as evaluation
 from hybridtune.strategies import replay
-from hybridtune.strategies.evaluate import whole_pools
+from hybridtune.strategies.leave_one_out import whole_pools
 
 KEY = ("radauIIA7", "Cusp", 6000, 1, 1)
 
@@ -21,12 +21,12 @@ def gp_without_cusp(fixture_rows):
                           fixture_rows.machine_sha256), "gp", left_out="Cusp")
 
 
-def poisoned(pool: replay.Pool, measured) -> replay.Pool:
+def poisoned(pool: replay.StoredPool, measured) -> replay.StoredPool:
     """The pool with every time the replay did not measure made the fastest by far."""
     times = pool.times.copy()
     others = np.setdiff1d(np.arange(len(times)), list(measured))
     times[others] = times.min() / 1000
-    return replay.Pool(pool.key, pool.frame.assign(median_s=times))
+    return replay.StoredPool(pool.key, pool.frame.assign(median_s=times))
 
 
 @pytest.mark.parametrize("strategy", ["hybrid", "preselect:5", "top_k:7", "random:9:2"])

@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hybridtune.learn.hybrid import prior_belief
+from hybridtune.learn.belief import prior_belief
 from hybridtune.strategies import calibration, replay
-from hybridtune.strategies.evaluate import whole_pools
+from hybridtune.strategies.leave_one_out import whole_pools
 from hybridtune.strategies.hybrid import Decision, HybridSearch, cover
 
 
@@ -32,7 +32,7 @@ def test_without_a_model_a_pool_whose_offline_best_is_far_off_is_not_ended_after
     times[other] = frame["median_s"].min()
     times[first] = 1.8 * times[other]
     frame["median_s"] = times
-    wrong = replay.Pool(pool.key, frame)
+    wrong = replay.StoredPool(pool.key, frame)
     result = replay.hybrid(wrong, None)
     covered = set(cover(frame["variant"].tolist(), predicted.tolist()))
     assert len(covered) == skeletons.nunique() > 1

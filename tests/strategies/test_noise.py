@@ -89,7 +89,7 @@ def test_every_strategy_meets_the_same_draws_and_no_noise_is_zero():
 def test_a_noisy_replay_re_times_the_close_ones_and_chooses_by_the_re_timing():
     frame = pd.DataFrame({"variant": ["a", "b", "c", "d"], "predicted_s": [1.0, 1.1, 1.2, 1.3],
                           "median_s": [1.0, 1.02, 1.5, 3.0], "ci_rel": [0.01] * 4})
-    pool = replay.Pool(("m", "i", 100, 1), frame)
+    pool = replay.StoredPool(("m", "i", 100, 1), frame)
     errors = np.log(np.array([[1.05, 1.01], [0.97, 1.08], [1.0, 1.0], [1.0, 1.0]]))
     result = replay.run(pool, parse_strategy("run_all"), errors)
     # b's first timing (0.99) beat a's (1.05): a lucky one; with their re-timings a's two

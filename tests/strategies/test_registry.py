@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from hybridtune.describe.strategy import STRATEGIES, parse_strategy
-from hybridtune.learn.hybrid import Belief
+from hybridtune.learn.belief import Belief
 from hybridtune.strategies.hybrid import HybridSearch
 from hybridtune.strategies.protocol import Candidates
 from hybridtune.strategies.registry import ADAPTIVE, BELIEF, PLANNED, search_for, shortlist

@@ -8,13 +8,13 @@ from hybridtune.describe.strategy import parse_strategy
 from hybridtune.strategies import replay
 
 
-def _toy_pool() -> replay.Pool:
+def _toy_pool() -> replay.StoredPool:
     frame = pd.DataFrame({
         "variant": ["e", "a", "d", "b", "c", "f"],
         "predicted_s": [1.00, 1.04, 1.08, 1.20, 1.04, 2.0],
         "median_s": [3.0, 2.0, 1.0, 4.0, 5.0, 0.5],
         "ci_rel": [0.01] * 6})
-    return replay.Pool(("m", "ivp", 100, 1), frame)
+    return replay.StoredPool(("m", "ivp", 100, 1), frame)
 
 
 def planned(pool, spelling: str) -> replay.Replay:

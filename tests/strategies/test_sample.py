@@ -8,7 +8,7 @@ import math
 
 from hybridtune.describe.strategy import HYBRID_STOP, parse_strategy
 from hybridtune.strategies import replay
-from hybridtune.strategies.evaluate import whole_pools
+from hybridtune.strategies.leave_one_out import whole_pools
 from hybridtune.strategies.hybrid import HybridSearch, cover
 from hybridtune.strategies.protocol import Candidates
 from hybridtune.strategies.registry import search_for

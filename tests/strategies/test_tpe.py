@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from hybridtune.describe.library import PROJECT_ROOT
-from hybridtune.strategies.evaluate import whole_pools
+from hybridtune.strategies.leave_one_out import whole_pools
 from hybridtune.learn.table import joined_rows
 from hybridtune.describe.strategy import Strategy
 from hybridtune.strategies import replay

@@ -8,17 +8,17 @@ import pandas as pd
 import pytest
 
 from hybridtune.strategies import transfer
-from hybridtune.strategies.replay import Pool
+from hybridtune.strategies.replay import StoredPool
 from hybridtune.learn.table import POOL_MEDIAN
 
 
 def _pool(ivp: str, n: int, times: dict, threads: int = 1, predicted: float = 1.0,
-          ranks: int = 1) -> Pool:
+          ranks: int = 1) -> StoredPool:
     frame = pd.DataFrame({"variant": list(times), "median_s": list(times.values()),
                           "predicted_s": [predicted] * len(times),
                           "features": [{POOL_MEDIAN: predicted, "predicted_s": predicted}]
                           * len(times)})
-    return Pool(("m", ivp, n, ranks, threads), frame)
+    return StoredPool(("m", ivp, n, ranks, threads), frame)
 
 
 def test_counterparts_are_the_other_ivps_nearest_pool_of_the_same_threads():

@@ -25,7 +25,7 @@ from hybridtune.probe.host_facts import CacheFacts, HostFacts, read_host_facts
 from hybridtune.probe.machine_file import write_machine_file
 from hybridtune.probe.bandwidth import (BENCH_KERNELS, MEMORY_FACTOR, MEMORY_SHARE_LIMIT,
                                         BandwidthPoint, level_footprints, measure_bandwidth)
-from hybridtune.probe.probe import GCC_FLAGS, probe_machine
+from hybridtune.probe.machine_probe import GCC_FLAGS, probe_machine
 from hybridtune.probe.target import portable_target, resolved_target
 from tests_support import SHARED_MACHINES
 

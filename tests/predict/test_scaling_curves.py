@@ -8,7 +8,7 @@ import math
 import pytest
 
 from hybridtune.errors import HybridtuneError
-from hybridtune.predict.scaling import (ScalingPoint, rank_counts, scaling_study, study_json,
+from hybridtune.predict.scaling_curves import (ScalingPoint, rank_counts, scaling_study, study_json,
                                         variant_json)
 from scaling_support import STRONG, WEAK, prediction, tables
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from hybridtune.store.errors import StoreError, StoreFormatError, StoreSchemaError
+from hybridtune.store.store_errors import StoreError, StoreFormatError, StoreSchemaError
 from hybridtune.store.frames import rows_containing, table_frame
 from hybridtune.store.hdf5 import (StoreFile, append_to_store_file, create_store_file,
                                    discard_scratch)

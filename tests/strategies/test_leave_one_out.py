@@ -11,7 +11,7 @@ import pytest
 
 from hybridtune.errors import RequestError
 from hybridtune.strategies import noise, transfer
-from hybridtune.strategies.evaluate import _with_other_sizes, evaluate, whole_pools
+from hybridtune.strategies.leave_one_out import _with_other_sizes, evaluate, whole_pools
 from hybridtune.learn.level import Levels, levels_of
 from hybridtune.learn.table import Rows
 from hybridtune.learn.timing import TIMING_SPREAD

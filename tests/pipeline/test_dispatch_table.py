@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hybridtune.report.tuned import predicted_times
+from hybridtune.pipeline.dispatch_table import predicted_times
 
 
 def row(variant: str, seconds: float, machine: str | None) -> dict:

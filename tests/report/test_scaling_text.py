@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from hybridtune.predict.scaling import scaling_study
-from hybridtune.report.scaling import crossover_text, study_lines
+from hybridtune.predict.scaling_curves import scaling_study
+from hybridtune.report.scaling_text import crossover_text, study_lines
 from scaling_support import STRONG, WEAK, tables
 
 N = 1000

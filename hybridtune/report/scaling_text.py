@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from hybridtune.predict.scaling import ScalingStudy, VariantScaling
+from hybridtune.predict.scaling_curves import ScalingStudy, VariantScaling
 
 
 SUPER_LINEAR = 1.05      # an efficiency above this: a serial fraction means nothing

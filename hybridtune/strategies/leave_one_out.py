@@ -48,14 +48,14 @@ class Evaluation:
     offline_errors: dict = field(default_factory=dict)  # the no-model prior's calibration
 
 
-def whole_pools(rows: Rows) -> list[replay.Pool]:
+def whole_pools(rows: Rows) -> list[replay.StoredPool]:
     """The configurations whose pool was measured whole (WHOLE_POOL of it ok)."""
     pools = []
     frame = rows.frame
     for key, group in frame.groupby(list(CONFIG), sort=True):
         measured = group[group["median_s"].notna()]
         if len(measured) >= WHOLE_POOL * len(group) and len(measured) >= 2:
-            pools.append(replay.Pool(tuple(key), measured.reset_index(drop=True).assign(
+            pools.append(replay.StoredPool(tuple(key), measured.reset_index(drop=True).assign(
                 ci_rel=measured["ci_rel"].fillna(0.0).to_numpy())))
     return pools
 
@@ -104,7 +104,7 @@ def accuracy_of(test: pd.DataFrame, corrected: dict) -> dict:
     return out
 
 
-def _replays(pool: replay.Pool, hybrid_replays: dict, best_variant: str, errors: list) -> dict:
+def _replays(pool: replay.StoredPool, hybrid_replays: dict, best_variant: str, errors: list) -> dict:
     """The strategies replayed on one pool whatever hybrid measured, once per noise seed (errors:
     the pool's draws of each; hybrid_replays: hybrid's by name); the equal-cost ones follow."""
     return {"BestVariant": [replay.fixed_variant(pool, best_variant) for _ in errors],
@@ -114,7 +114,7 @@ def _replays(pool: replay.Pool, hybrid_replays: dict, best_variant: str, errors:
             **hybrid_replays}
 
 
-def _numbers(pool: replay.Pool, replays: list) -> dict:
+def _numbers(pool: replay.StoredPool, replays: list) -> dict:
     """The metrics of one strategy on one pool, judged by the pool's times (the mean of passes):
     their mean over its replays (one per noise seed) and, in `seeds`, each replay's."""
     times = pool.times
