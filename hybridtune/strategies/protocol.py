@@ -1,8 +1,9 @@
-"""The one protocol of every strategy: asked for the next variants to measure, told each result, saying why it ended."""
+"""Every strategy's protocol: asked for the next variants, told each result, saying why it ended."""
 
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 
@@ -32,22 +33,36 @@ class Candidates:
         return len(self.ids)
 
 
-class Search:
-    """One configuration's search. The driver asks for up to `count` positions (of Candidates) to
-    measure now, tells each result (seconds per step, or None for a failure) and stops asking once
-    `ended_by` says why the search is over."""
+class Search(ABC):
+    """One configuration's search over the positions of its Candidates.
+
+    The driver calls, in this order and per configuration:
+
+    1. `tell(position, seconds, ci_rel)` for each result known before the search starts (rows
+       the store already answers); seconds per step, or None for a failure;
+    2. while `ended_by` is "": `ask(count)` for up to `count` positions to measure now (an empty
+       list: nothing to measure at present), then `tell` once per position asked, in any order,
+       as each result arrives (a result the store answers is told at once);
+    3. `end(why)` where the driver stops the search from outside (a time limit, an interrupted
+       measurement), after asking `remaining()` what it would still have asked for.
+
+    A search ends itself by setting `ended_by` to why (its stop rule met, nothing left); the
+    driver never asks an ended search again. `most()` bounds the measurements it may ask for (a
+    dry run's count) and `planned()` gives its whole order where that is known beforehand."""
 
     ended_by: str = ""
 
+    @abstractmethod
     def ask(self, count: int) -> list[int]:
-        raise NotImplementedError
+        """Up to `count` positions to measure next."""
 
+    @abstractmethod
     def tell(self, position: int, seconds: float | None, ci_rel: float | None = None) -> None:
-        raise NotImplementedError
+        """The result of one position: seconds per step (None: a failure) and its ci_rel."""
 
+    @abstractmethod
     def most(self) -> int:
         """The measurements it may ask for at most (a dry run's bound)."""
-        raise NotImplementedError
 
     def planned(self) -> list[int] | None:
         """Its whole order where that is known before anything is measured, else None."""
