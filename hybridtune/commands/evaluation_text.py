@@ -1,4 +1,7 @@
-"""The evaluation as text: the strategy table, accuracy, reliability, the offline model's errors, transfer and what a space-filling share buys."""
+"""The evaluation as text: the strategy table, accuracy, reliability and the offline model's errors.
+
+Also the transfer between configurations and what a space-filling share of the measurements buys.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""`hybridtune train`, `evaluate` and the corrected predictions of `predict --corrected`: models fitted on the store, stored in it, used from it and scored out of sample."""
+"""`hybridtune train`, `evaluate` and `predict --corrected`: the correction models' commands.
+
+Models are fitted on the store, stored in it, used from it and scored out of sample.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""The scaling commands: `predict --scaling` (curves to P ranks) and `plan` (variant, ranks, threads and nodes for a job)."""
+"""The scaling commands: `predict --scaling` (curves to P ranks) and `plan` (a job's layout).
+
+`plan` chooses the variant, ranks, threads and nodes for a job.
+"""
 
 from __future__ import annotations
 

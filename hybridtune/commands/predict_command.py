@@ -1,4 +1,4 @@
-"""The command line's offline commands (predict, machine probe), the checks tune shares and the store they open."""
+"""The offline commands (`predict`, `machine probe`), the checks `tune` shares, the store they open."""
 
 from __future__ import annotations
 

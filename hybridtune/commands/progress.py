@@ -1,4 +1,7 @@
-"""Progress of long phases: a bar on a terminal, plain lines (at most one every few seconds) in a batch log."""
+"""Progress of long phases: a bar on a terminal, plain lines in a batch log.
+
+A batch log gets at most one line every few seconds.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""`hybridtune report`: a store described as one HTML page with PNG plots, written whole into a folder or not at all."""
+"""`hybridtune report`: a store described as one HTML page with PNG plots.
+
+The page is written whole into a folder or not at all.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""`hybridtune store upgrade` and `store merge`: explicit schema steps, and stores of several jobs made one."""
+"""`hybridtune store upgrade` and `store merge`: a store's schema steps and merges.
+
+Upgrade takes explicit schema steps; merge makes the stores of several jobs one.
+"""
 
 from __future__ import annotations
 

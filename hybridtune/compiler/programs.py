@@ -1,4 +1,7 @@
-"""Native benchmark programs: built once by the compiler adapter, run with an OpenMP team, their JSON read."""
+"""Native benchmark programs: built once by the compiler adapter, run with an OpenMP team.
+
+Their JSON output is read back.
+"""
 
 from __future__ import annotations
 

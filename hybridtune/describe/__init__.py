@@ -1,1 +1,1 @@
-"""YAML descriptions to validated, frozen specs: methods, IVPs, kernels, skeletons, machines, scenarios."""
+"""YAML to validated, frozen specs: methods, IVPs, kernels, skeletons, machines, scenarios."""

@@ -1,4 +1,7 @@
-"""A configuration to tune (method, IVP, n, and the layout: ranks x threads per rank) and the configurations a scenario asks for."""
+"""A configuration to tune (method, IVP, n and layout) and the configurations a scenario asks for.
+
+The layout is ranks x threads per rank.
+"""
 
 from __future__ import annotations
 

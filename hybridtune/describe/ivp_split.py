@@ -1,4 +1,4 @@
-"""Component blocks whose %in indices use /, % or conditions on j, split into blocks of j plus a constant."""
+"""Blocks whose %in indices use /, % or conditions on j, split into blocks of j plus a constant."""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""A SimGrid platform file read for what the analytic model needs: its hosts, and the latency and bandwidth of a route between two of them."""
+"""A SimGrid platform file read for what the analytic model needs: its hosts and its routes.
+
+A route between two hosts gives their latency and bandwidth.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,8 @@
-"""Sizes by working-set region: for each IVP the largest valid n whose PIRK step's vectors fill a cache level to a set share (or exceed the last level)."""
+"""Sizes by working-set region: per IVP the largest valid n whose step fills a cache level.
+
+For each IVP the largest valid n whose PIRK step's vectors fill a cache level to a set share (or
+exceed the last level).
+"""
 
 from __future__ import annotations
 

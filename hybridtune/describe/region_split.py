@@ -1,4 +1,7 @@
-"""Regions of j cut until every %in index of a component block is j plus a constant: the symbolic side of ivp_split (sizes, quotients, remainders and conditions over a region, in sympy)."""
+"""Regions of j cut until every %in index of a component block is j plus a constant.
+
+The symbolic side of ivp_split: sizes, quotients, remainders and conditions over a region, in sympy.
+"""
 
 from __future__ import annotations
 

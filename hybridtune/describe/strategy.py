@@ -1,4 +1,8 @@
-"""Tuning strategies, spelled the same on the command line and in scenario files: each name's spelling in FORMS, optionally followed by +sample:S (a share S of the measurements on a space-filling sample)."""
+"""Tuning strategies, spelled the same on the command line and in scenario files.
+
+Each name's spelling is in FORMS, optionally followed by +sample:S (a share S of the measurements on
+a space-filling sample).
+"""
 
 from __future__ import annotations
 

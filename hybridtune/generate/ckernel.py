@@ -1,4 +1,4 @@
-"""C for one kernel variant, specialised on the method and the IVP: a function over a thread's components."""
+"""C for one kernel variant, specialised on method and IVP: a function over a thread's components."""
 
 from __future__ import annotations
 

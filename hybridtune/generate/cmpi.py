@@ -1,4 +1,4 @@
-"""C for the MPI side of a variant: each rank's block, the exchanges of a buffer's blocks and their set-up."""
+"""C for a variant's MPI side: each rank's block, the exchanges of a buffer's blocks, their set-up."""
 
 from __future__ import annotations
 

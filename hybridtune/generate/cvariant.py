@@ -1,4 +1,7 @@
-"""C for a whole variant: its kernels, a timestep with one OpenMP parallel region, state and initial values; for an MPI skeleton, on the rank's block of components with its exchanges."""
+"""C for a whole variant: its kernels, a step in one OpenMP parallel region, state, initial values.
+
+For an MPI skeleton the step works on the rank's block of components, with its exchanges.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""Kerncraft forms kept on disk between runs, keyed by the descriptions they come from and by the code that builds them."""
+"""Kerncraft forms kept on disk between runs.
+
+Keyed by the descriptions they come from and by the code that builds them.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""The kerncraft form of a kernel: one plain loop per loop nest and component block, calls and ?: as arithmetic."""
+"""The kerncraft form of a kernel: plain loops, calls and ?: as arithmetic.
+
+One plain loop per loop nest and component block.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""Grid layouts in the kerncraft form: one array dimension per grid axis, so subscripts are small integers."""
+"""Grid layouts in the kerncraft form: one array dimension per grid axis.
+
+Subscripts are then small integers.
+"""
 
 from __future__ import annotations
 

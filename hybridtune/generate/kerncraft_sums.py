@@ -1,4 +1,7 @@
-"""Sums in the kerncraft form: a read of an array of their own in the component loop, and a loop nest of their own."""
+"""Sums in the kerncraft form: an array of their own, read in the component loop.
+
+Each sum is computed in a loop nest of its own.
+"""
 
 from __future__ import annotations
 

@@ -1,1 +1,1 @@
-"""Correction models learned from the store: features, estimators, training, persistence, strategy replay."""
+"""Correction models learned from the store: features, estimators, training, persistence, replay."""

@@ -1,4 +1,8 @@
-"""The hybrid strategy's belief over one configuration's variants: a joint Gaussian on log time, conditioned on each measurement, choosing by expected improvement and counting the variants expected to beat the best held."""
+"""The hybrid strategy's belief over one configuration's variants: a joint Gaussian on log time.
+
+Conditioned on each measurement, it chooses by expected improvement and counts the variants expected
+to beat the best held.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""Corrected predictions: the offline time times exp(the learned correction), with a 95% interval from its standard deviation."""
+"""Corrected predictions: the offline time times exp(the learned correction), with a 95% interval.
+
+The interval comes from the correction's standard deviation.
+"""
 
 from __future__ import annotations
 

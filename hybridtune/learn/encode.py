@@ -1,4 +1,8 @@
-"""Feature rows as numbers: a fixed list of transformed features plus the variant's structure (skeleton, kernel variants, template shares), named so a stored model can rebuild its inputs."""
+"""Feature rows as numbers, named so that a stored model can rebuild its inputs.
+
+A fixed list of transformed features plus the variant's structure (skeleton, kernel variants,
+template shares).
+"""
 
 from __future__ import annotations
 

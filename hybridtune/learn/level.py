@@ -1,4 +1,9 @@
-"""The level of a configuration's correction: its own where it was trained on, else its IVP's level at a nearby configuration moved as the other IVPs' levels move, else the median log factor of the training configurations nearest to it in layout (ranks x threads) and size."""
+"""The level of a configuration's correction: its own, or carried from nearby configurations.
+
+Its own where it was trained on; else its IVP's level at a nearby configuration, moved as the other
+IVPs' levels move; else the median log factor of the training configurations nearest to it in layout
+(ranks x threads) and size.
+"""
 
 from __future__ import annotations
 

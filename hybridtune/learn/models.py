@@ -1,4 +1,7 @@
-"""Correction models with the scikit-learn estimator contract: each predicts log(measured / predicted) from scaled features, with a standard deviation."""
+"""Correction models with the scikit-learn estimator contract.
+
+Each predicts log(measured / predicted) from scaled features, with a standard deviation.
+"""
 
 from __future__ import annotations
 

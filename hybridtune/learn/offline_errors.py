@@ -1,4 +1,9 @@
-"""How the offline model errs within measured pools, the hybrid prior's calibration where no model was trained for the hardware: how far the offline ranking holds (a slope of measured on predicted log time, and its spread between pools), a smooth error over the variants' features and each variant's own, fitted by marginal likelihood."""
+"""How the offline model errs within measured pools: hybrid's prior where no model was trained.
+
+Where no model was trained for the hardware, these errors calibrate hybrid's prior: how far the
+offline ranking holds (a slope of measured on predicted log time, and its spread between pools), a
+smooth error over the variants' features and each variant's own, fitted by marginal likelihood.
+"""
 
 from __future__ import annotations
 

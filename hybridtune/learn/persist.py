@@ -1,4 +1,7 @@
-"""A fitted model as a store row of plain numbers and row ids, and back: loading sets parameters and, for a Gaussian process, conditions on the recorded rows again; nothing is unpickled."""
+"""A fitted model as a store row of plain numbers and row ids, and back; nothing is unpickled.
+
+Loading sets the parameters and, for a Gaussian process, conditions on the recorded rows again.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,8 @@
-"""Learning rows from the store's frames: each variant prediction's feature row joined to the same variant's time in its configuration (learn/timing's rule)."""
+"""Learning rows from the store's frames: feature rows joined to the measured times.
+
+Each variant prediction's feature row is joined to the same variant's time in its configuration
+(learn/timing's rule).
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,8 @@
-"""One rule for a variant's time: first timings (one per pass) give the time that training, replay and a ground truth's reference best use; the close contenders' interleaved re-timing, with their first timing, decides a run's choice."""
+"""One rule for a variant's time: first timings, the close contenders' re-timing, the choice.
+
+First timings (one per pass) give the time that training, replay and a ground truth's reference best
+use; the close contenders' interleaved re-timing, with their first timing, decides a run's choice.
+"""
 
 from __future__ import annotations
 

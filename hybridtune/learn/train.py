@@ -1,4 +1,7 @@
-"""Fitting the correction models on measured rows: a stratified subsample where there are many, hyperparameters on a smaller one, the size used stated."""
+"""Fitting the correction models on measured rows, a stratified subsample where there are many.
+
+Hyperparameters are fitted on a smaller one; the size used is stated.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,8 @@
-"""Communication microbenchmarks: ping-pong, allgather, neighbour exchange, barrier and LogGP's parametrised round trips over message sizes, run as an MPI job of its own on this node."""
+"""Communication microbenchmarks, run as an MPI job of their own on this node.
+
+Ping-pong, allgather, neighbour exchange, barrier and LogGP's parametrised round trips over message
+sizes.
+"""
 
 from __future__ import annotations
 

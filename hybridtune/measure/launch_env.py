@@ -1,4 +1,4 @@
-"""The environment and command of a child process that must not join this process's MPI job or Slurm step.
+"""A child process's environment and command, kept out of this process's MPI job or Slurm step.
 
 A measuring process may run inside an MPI job (mpiexec or srun). A child that is itself an MPI
 program (the cluster-scale variants) would otherwise find the parent's PMI connection and try to

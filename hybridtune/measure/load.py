@@ -1,4 +1,7 @@
-"""The host's other load while a variant is timed, read from /proc, and the doubts it and a wide interval cast on a timing."""
+"""The host's other load during a timing, read from /proc, and the doubts it casts on the timing.
+
+A wide interval casts doubt on a timing too.
+"""
 
 from __future__ import annotations
 

@@ -1,1 +1,1 @@
-"""The application: the stages in their order, store policy, corrections and the tuned solver's sources."""
+"""The application: the stages in order, store policy, corrections, the tuned solver's sources."""

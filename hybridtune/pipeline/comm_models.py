@@ -1,4 +1,8 @@
-"""The communication models a prediction uses: this host's, from the store, else measured on first use and stored with their benchmarks and provenance."""
+"""The communication models a prediction uses: this host's, from the store or measured.
+
+Models missing from the store are measured on first use and stored with their benchmarks and
+provenance.
+"""
 
 from __future__ import annotations
 

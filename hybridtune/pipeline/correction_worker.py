@@ -1,4 +1,7 @@
-"""`predict --corrected` on two cores: a second process reads the store and rebuilds the model while the offline stage runs, then corrects its configurations."""
+"""`predict --corrected` on two cores: a second process that reads the store, rebuilds the model.
+
+It works while the offline stage runs, then corrects its configurations.
+"""
 
 from __future__ import annotations
 

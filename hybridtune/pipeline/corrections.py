@@ -1,4 +1,4 @@
-"""Corrected predictions from the store's trained model: its presence checked, rows and model rebuilt, applied."""
+"""Corrected predictions from the store's trained model: checked, rebuilt from its rows, applied."""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""The tuned solver's dispatch table: per rank count, thread count and cache region of n, the variant measured (or else predicted) best."""
+"""The tuned solver's dispatch table: the best variant per ranks, threads and cache region of n.
+
+Best is the variant measured best, or else predicted best.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""The tuned solver's dispatcher in C: the rule table, the choice by ranks, threads and n, and the calls forwarded to the chosen variant."""
+"""The tuned solver's dispatcher in C: the rule table and the choice by ranks, threads and n.
+
+Calls are forwarded to the chosen variant.
+"""
 
 from __future__ import annotations
 

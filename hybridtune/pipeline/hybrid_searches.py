@@ -1,4 +1,8 @@
-"""The hybrid strategy's searches built from the store: a belief from the trained model (or the offline model alone) over the variants of each IVP's configurations, shared by that IVP's searches and conditioned on what the store already holds."""
+"""The hybrid strategy's searches built from the store: one belief per IVP.
+
+A belief from the trained model (or the offline model alone) over the variants of each IVP's
+configurations, shared by that IVP's searches and conditioned on what the store already holds.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,8 @@
-"""The plan of a job: each layout of 1, 2, 4, ... nodes predicted with the scenario's machine file for a node and a platform's (or this machine's) exchanges, the fastest variant in each, and the choice with its interval."""
+"""The plan of a job: layouts of 1, 2, 4, ... nodes predicted, each one's fastest variant, a choice.
+
+Each layout is predicted with the scenario's machine file for a node and a platform's (or this
+machine's) exchanges; the choice comes with its interval.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Measurement rows as the pipeline reads them: whether one is an ok time, and what a search is told of it."""
+"""Measurement rows as the pipeline reads them: whether one is an ok time, what a search is told."""
 
 from __future__ import annotations
 

@@ -1,4 +1,9 @@
-"""The measuring phase of a tuning run: builds spread over the nodes, each configuration's search asked for its next variant while a node is free, close contenders re-timed interleaved on one node, and rank 0's one writer of the results."""
+"""The measuring phase of a tuning run: builds, searches on free nodes, re-timing, one writer.
+
+Builds are spread over the nodes; each configuration's search is asked for its next variant while a
+node is free; close contenders are re-timed interleaved on one node; rank 0 is the one writer of the
+results.
+"""
 
 from __future__ import annotations
 

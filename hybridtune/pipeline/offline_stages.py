@@ -1,4 +1,7 @@
-"""The offline stages in order: kernel forms -> kernel predictions -> variant predictions -> rankings, reusing the store."""
+"""The offline stages in order: kernel forms, kernel predictions, variant predictions, rankings.
+
+Each stage reuses what the store holds.
+"""
 
 from __future__ import annotations
 

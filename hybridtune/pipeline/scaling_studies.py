@@ -1,4 +1,8 @@
-"""Scaling studies of a scenario: its variants predicted at 1, 2, 4, ... P ranks of one thread, at fixed n (strong) and at n P (weak), with this machine's communication or a platform's."""
+"""Scaling studies of a scenario: its variants predicted at 1, 2, 4, ... P ranks, strong and weak.
+
+One thread per rank, at fixed n (strong) and at n P (weak), with this machine's communication or a
+platform's.
+"""
 
 from __future__ import annotations
 

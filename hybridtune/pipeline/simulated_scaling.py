@@ -1,4 +1,8 @@
-"""Variants run on a simulated cluster: each predicted with the platform's exchanges, generated, built by smpicc with its kernels' ECM seconds injected, and run by SMPI beside its prediction."""
+"""Variants run by SMPI on a simulated cluster beside their predictions.
+
+Each is predicted with the platform's exchanges, generated, built by smpicc with its kernels' ECM
+seconds injected, and run by SMPI.
+"""
 
 from __future__ import annotations
 

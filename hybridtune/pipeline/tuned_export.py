@@ -1,4 +1,4 @@
-"""The tuned solver: the chosen variants, renamed apart, linked behind one dispatcher that picks by ranks, n and threads."""
+"""The tuned solver: the chosen variants, renamed apart, behind one dispatcher on ranks, n, threads."""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""The tuning pipeline, the only place that knows its order: predict -> shortlist -> plan -> run -> collect -> choose -> store."""
+"""The tuning pipeline, the only place that knows its order.
+
+predict -> shortlist -> plan -> run -> collect -> choose -> store.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,8 @@
-"""Costs of the MPI exchanges between ranks, fitted to microbenchmarks at two ranks and carried to p ranks by the algorithms mpich chooses (recursive doubling, Bruck, ring, dissemination)."""
+"""Costs of the MPI exchanges: fitted at two ranks, carried to p ranks by mpich's algorithms.
+
+Fitted to microbenchmarks at two ranks; mpich's algorithms are recursive doubling, Bruck, ring and
+dissemination.
+"""
 
 from __future__ import annotations
 

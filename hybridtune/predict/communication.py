@@ -1,4 +1,4 @@
-"""The communication-cost fit: seconds per OpenMP barrier against thread count, a + b*p or a + b*log(p)."""
+"""The communication-cost fit: seconds per OpenMP barrier against threads, a + b*p or a + b*log(p)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,8 @@
-"""The Extra-P adapter: its text input written, `extrap --text` run from its own venv (`make extrap`), and the printed PMNF model read back."""
+"""The Extra-P adapter: `extrap --text` run from its own venv, its PMNF model read back.
+
+Its text input is written, Extra-P runs from the venv `make extrap` builds, and the printed model is
+parsed.
+"""
 
 from __future__ import annotations
 

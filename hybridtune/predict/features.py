@@ -1,4 +1,7 @@
-"""What a correction model learns from, per variant prediction: ECM contributions, working set against the caches, the IVP's and the method's characteristics."""
+"""What a correction model learns from, per variant prediction.
+
+ECM contributions, the working set against the caches, the IVP's and the method's characteristics.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,8 @@
-"""Hockney's model of a point-to-point message, T(n) = alpha + beta*n, fitted to ping-pong times, piecewise where the data show a protocol switch (eager to rendezvous), and validated at sizes the fit never saw."""
+"""Hockney's model of a point-to-point message, T(n) = alpha + beta*n, fitted to ping-pong times.
+
+Piecewise where the data show a protocol switch (eager to rendezvous), and validated at sizes the
+fit never saw.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""The kerncraft adapter: ECM and roofline analyses of kerncraft-form loops, in-process; the only kerncraft importer."""
+"""The kerncraft adapter: ECM and roofline analyses of kerncraft-form loops, in-process.
+
+The only module that imports kerncraft.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""Kernel predictions: each kerncraft-form loop analysed once per machine, model and region, in parallel, reused from stored rows."""
+"""Kernel predictions: each kerncraft-form loop analysed once per machine, model and region.
+
+The analyses run in parallel and are reused from stored rows.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,8 @@
-"""LogGP's parameters from parametrised round trips PRTT(n, d, s): the latency L, the overhead o, the gap g and the gap per byte G, which ping-pong alone (L + 2o and G) cannot tell apart."""
+"""LogGP's parameters (L, o, g, G) from parametrised round trips PRTT(n, d, s).
+
+The latency L, the overhead o, the gap g and the gap per byte G, which ping-pong alone (L + 2o and
+G) cannot tell apart.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,8 @@
-"""A job's plan: every layout of nodes, ranks and threads that fills the nodes' cores, the fastest variant in each, and the choice (fastest, or fastest at a parallel efficiency), with an interval."""
+"""A job's plan: every layout that fills the nodes' cores, its fastest variant, and the choice.
+
+A layout is a number of nodes, ranks and threads; the choice is the fastest, or the fastest at a
+parallel efficiency, with an interval.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""The MPI exchanges' costs on a cluster described by a SimGrid platform file: Hockney lines from the stated latencies and bandwidths of its routes, never from our own fits."""
+"""The MPI exchanges' costs on a cluster described by a SimGrid platform file.
+
+Hockney lines from the stated latencies and bandwidths of its routes, never from our own fits.
+"""
 
 from __future__ import annotations
 

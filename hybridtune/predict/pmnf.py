@@ -1,4 +1,9 @@
-"""Empirical scaling models in Extra-P's performance model normal form: f(x) = c0 + c1 * x^i * log2(x)^j over one parameter (ranks, or n), the term chosen among Extra-P 4.2.5's default hypotheses by its rule: the smallest leave-one-out SMAPE, against the constant's SMAPE over all points."""
+"""Empirical scaling models in Extra-P's performance model normal form, over one parameter.
+
+f(x) = c0 + c1 * x^i * log2(x)^j over ranks or n, the term chosen among Extra-P 4.2.5's default
+hypotheses by its rule: the smallest leave-one-out SMAPE, against the constant's SMAPE over all
+points.
+"""
 
 from __future__ import annotations
 

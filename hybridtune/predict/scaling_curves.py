@@ -1,4 +1,8 @@
-"""Strong and weak scaling curves of each variant from its predictions at 1, 2, 4, ... P ranks: speedup, efficiency, the best variant at each P, where communication overtakes computation, and Amdahl's and Gustafson's fits."""
+"""Strong and weak scaling curves of each variant from its predictions at 1, 2, 4, ... P ranks.
+
+Speedup, efficiency, the best variant at each P, where communication overtakes computation, and
+Amdahl's and Gustafson's fits.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,8 @@
-"""Amdahl's and Gustafson's laws fitted to speedup curves: the serial fraction of strong scaling (S(p) = 1 / (f + (1 - f) / p)) and of weak scaling (the scaled speedup S(p) = p - f (p - 1)), each by least squares on the form linear in f."""
+"""Amdahl's and Gustafson's laws fitted to speedup curves: the serial fractions, strong and weak.
+
+Strong scaling: S(p) = 1 / (f + (1 - f) / p); weak scaling, the scaled speedup: S(p) = p - f (p -
+1); each by least squares on the form linear in f.
+"""
 
 from __future__ import annotations
 

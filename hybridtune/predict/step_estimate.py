@@ -1,4 +1,8 @@
-"""A step's time estimated from operation counts alone, before anything is built: every right-hand-side evaluation of one PIRK step at one floating-point operation per cycle, each math call at its own cost."""
+"""A step's time estimated from operation counts alone, before anything is built.
+
+Every right-hand-side evaluation of one PIRK step at one floating-point operation per cycle, each
+math call at its own cost.
+"""
 
 from __future__ import annotations
 

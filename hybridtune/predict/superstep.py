@@ -1,4 +1,7 @@
-"""A time step's communication in the BSP manner: each %COM point priced by the model of its op, for the layout (ranks x threads) and the bytes it moves."""
+"""A time step's communication in the BSP manner: each %COM point priced by its op's model.
+
+For the layout (ranks x threads) and the bytes the point moves.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Variant predictions: theta = sum over kernels of phi times calls per step, plus the step's communication."""
+"""Variant predictions: theta = sum over kernels of phi times calls per step, plus communication."""
 
 from __future__ import annotations
 

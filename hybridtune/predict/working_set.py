@@ -1,4 +1,7 @@
-"""Working sets against cache levels: the regions of n in which a loop's data stays in one level, and samples of n in each."""
+"""Working sets against cache levels: the regions of n for each level, and samples of n in each.
+
+In a level's region of n a loop's data stays in that level.
+"""
 
 from __future__ import annotations
 

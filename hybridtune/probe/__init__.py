@@ -1,1 +1,1 @@
-"""The machine probe: host facts, the in-core model, bandwidth benchmarks and the kerncraft machine file."""
+"""The machine probe: host facts, in-core model, bandwidth benchmarks, the kerncraft machine file."""

@@ -1,4 +1,8 @@
-"""Bandwidth benchmarks of the probe: kerncraft's kernels timed per footprint and core count by native/ht_probe_bench, footprints per memory level, the last level found where it holds data."""
+"""Bandwidth benchmarks of the probe: kerncraft's kernels timed per footprint and core count.
+
+Timed by native/ht_probe_bench; footprints per memory level, the last level found where it holds
+data.
+"""
 
 from __future__ import annotations
 

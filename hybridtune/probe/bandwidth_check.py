@@ -1,4 +1,4 @@
-"""Each level's bandwidth as a machine file composes it for a load stream, against the probe's own measurement."""
+"""Each level's bandwidth as a machine file composes it for a load stream, against the measured one."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The effective core clock: a dependent integer-multiply chain timed natively, checked against the nominal clock."""
+"""The effective core clock: a dependent integer-multiply chain timed natively, against nominal."""
 
 from __future__ import annotations
 

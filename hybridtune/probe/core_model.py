@@ -1,4 +1,4 @@
-"""The in-core side of a machine file: OSACA architecture, ports and FLOPs per cycle from the CPU flags."""
+"""The in-core side of a machine file: OSACA architecture, ports and FLOPs per cycle from CPU flags."""
 
 from __future__ import annotations
 

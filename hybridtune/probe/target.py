@@ -1,4 +1,4 @@
-"""The compiler target of a machine file: -march=native resolved for any host, in a form kerncraft can use."""
+"""A machine file's compiler target: -march=native resolved for any host, in a form kerncraft uses."""
 
 from __future__ import annotations
 

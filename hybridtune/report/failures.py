@@ -1,4 +1,4 @@
-"""Failures grouped by cause: one line per cause with its count and first example, and the full list as JSON."""
+"""Failures grouped by cause: a line per cause with its count and first example; the list as JSON."""
 
 from __future__ import annotations
 

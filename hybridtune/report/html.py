@@ -1,4 +1,7 @@
-"""The report page as one self-contained HTML text: the store's runs and hardware, the evaluation's tables and the figures by file name."""
+"""The report page as one self-contained HTML text.
+
+The store's runs and hardware, the evaluation's tables and the figures by file name.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""Report figures (matplotlib, Agg canvas, no pyplot) drawn from a store's plain data: frames of rows and an evaluation's lists."""
+"""Report figures (matplotlib, Agg canvas, no pyplot) drawn from a store's plain data.
+
+Frames of rows and an evaluation's lists.
+"""
 
 from __future__ import annotations
 

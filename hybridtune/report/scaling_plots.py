@@ -1,4 +1,8 @@
-"""The report's scaling figure: time per step against ranks, predicted (predict --scaling --json), simulated (SMPI points of jobs/bench_scaling.py) and measured (the store), one panel per method, IVP and size."""
+"""The report's scaling figure: time per step against ranks, predicted, simulated and measured.
+
+Predicted (predict --scaling --json), simulated (SMPI points) and measured (the store); one panel
+per method, IVP and size.
+"""
 
 from __future__ import annotations
 

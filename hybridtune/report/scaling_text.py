@@ -1,4 +1,7 @@
-"""Scaling studies as text: the best variant at each rank count with its speedup and efficiency, where communication overtakes computation, and the serial fractions of Amdahl and Gustafson."""
+"""Scaling studies as text: the best variant at each rank count with its speedup and efficiency.
+
+Also where communication overtakes computation, and the serial fractions of Amdahl and Gustafson.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""The outcome of tuning: per configuration the variant chosen from the measured shortlist, as text and JSON."""
+"""Tuning's outcome as text and JSON: per configuration the variant chosen from the shortlist.
+
+The shortlist is what was measured.
+"""
 
 from __future__ import annotations
 

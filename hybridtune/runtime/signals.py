@@ -1,4 +1,4 @@
-"""Shutdown signals as a flag: the handler only records SIGTERM or SIGINT; the pipeline's loops stop at the next check."""
+"""Shutdown signals as a flag: the handler records SIGTERM or SIGINT; loops stop at the next check."""
 
 from __future__ import annotations
 

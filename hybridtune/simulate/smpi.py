@@ -1,4 +1,7 @@
-"""The SimGrid adapter: its tools (installed where missing), platform files loaded by SimGrid itself, and variants and the runner built by smpicc."""
+"""The SimGrid adapter: its tools, platform files loaded by SimGrid itself, builds by smpicc.
+
+The tools are installed where missing; smpicc builds the variants and the runner.
+"""
 
 from __future__ import annotations
 

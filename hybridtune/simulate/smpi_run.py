@@ -1,4 +1,7 @@
-"""One simulated run of an MPI variant: smpirun on a SimGrid platform, ht_mpi_runner driven over stdin, simulated seconds per step, wall time and peak memory."""
+"""One simulated run of an MPI variant: smpirun on a SimGrid platform, ht_mpi_runner over stdin.
+
+It gives the simulated seconds per step, the wall time and the peak memory.
+"""
 
 from __future__ import annotations
 

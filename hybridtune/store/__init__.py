@@ -1,4 +1,4 @@
-"""The HDF5 store every stage reads from and appends to: versioned tables, one writer, crash-safe appends."""
+"""The HDF5 store every stage reads and appends to: versioned tables, one writer, crash-safe."""
 
 from hybridtune.store.store_errors import (StoreError, StoreFormatError, StoreLockedError, StoreSchemaError,
                                      StoreVersionError)

@@ -1,4 +1,7 @@
-"""The Store: one writer appending validated records through the journal, any number of readers getting DataFrames."""
+"""The Store: one writer appending validated records through the journal, readers of DataFrames.
+
+Any number of readers may read at once.
+"""
 
 from __future__ import annotations
 

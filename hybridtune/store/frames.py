@@ -1,4 +1,7 @@
-"""Turns a table's stored columns and journal columns into one DataFrame (JSON text decoded to dicts and lists)."""
+"""A table's stored columns and journal columns as one DataFrame (JSON text decoded).
+
+JSON text is decoded to dicts and lists.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""The store file in HDF5 (the only module that imports h5py): checked opening (old schema versions too), column reads, writes by copy and rename."""
+"""The store file in HDF5, the only module that imports h5py.
+
+Checked opening (old schema versions too), column reads, writes by copy and rename.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The append-only JSON-lines journal beside a store file: the writer's lock and its records not yet in the file."""
+"""The JSON-lines journal beside a store file: the writer's lock and its records not yet in the file."""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""Combines the stores of several jobs into one new store: every run once, identical rows once, per measurement key the best row."""
+"""Combines the stores of several jobs into one new store.
+
+Every run once, identical rows once, per measurement key the best row.
+"""
 
 from __future__ import annotations
 

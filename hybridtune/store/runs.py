@@ -1,4 +1,7 @@
-"""The facts a run record gets without being told (run id, host, UTC start, tool versions); the run record of a store operation."""
+"""The facts a run record gets without being told, and the run record of a store operation.
+
+The facts: run id, host, UTC start and tool versions.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A whole store of any schema version as plain columns: its file with a killed writer's journal folded in."""
+"""A whole store of any schema version as plain columns, a killed writer's journal folded in."""
 
 from __future__ import annotations
 

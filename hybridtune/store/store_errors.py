@@ -1,4 +1,4 @@
-"""The store's errors: bad records, a locked store, a file that is not a store, a schema version mismatch."""
+"""The store's errors: bad records, a locked store, a file not a store, a schema version mismatch."""
 
 from __future__ import annotations
 

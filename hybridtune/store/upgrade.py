@@ -1,4 +1,4 @@
-"""Converts a store of an older schema version into a new file at the current version, one version step at a time."""
+"""Converts a store of an older schema version into a new file at the current one, step by step."""
 
 from __future__ import annotations
 

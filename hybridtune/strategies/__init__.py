@@ -1,1 +1,4 @@
-"""Tuning strategies: one protocol (ask, tell, end) per strategy, run live by the pipeline or replayed on a stored pool, and their evaluation."""
+"""Tuning strategies: one protocol (ask, tell, end), run live or replayed, and their evaluation.
+
+Each strategy runs live in the pipeline or is replayed on a stored pool.
+"""

@@ -1,4 +1,9 @@
-"""Whether hybrid's chances mean what they say: at each stop decision of a replay, its chance that some unmeasured variant is 3% faster than the best held against whether one was (by the stored times); a reliability table by decile and the Brier skill against a constant chance."""
+"""Whether hybrid's chances mean what they say: a reliability table and Brier skill over a replay.
+
+At each stop decision of a replay, its chance that some unmeasured variant is 3% faster than the
+best held is set against whether one was (by the stored times); a reliability table by decile and
+the Brier skill against a constant chance.
+"""
 
 from __future__ import annotations
 

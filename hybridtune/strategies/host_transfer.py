@@ -1,4 +1,9 @@
-"""Leave one host and one IVP out: a Gaussian process trained on host A's store without an IVP, as hybrid's prior for that IVP on host B (its spread inflated by what the other direction measured), against B's own model without the IVP; and the IVP and machine feature sets judged by the same validations."""
+"""Leave one host and one IVP out: a model trained on host A as hybrid's prior on host B.
+
+A Gaussian process trained on host A's store without an IVP is hybrid's prior for that IVP on host B
+(its spread inflated by what the other direction measured), against B's own model without the IVP;
+the IVP and machine feature sets are judged by the same validations.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,10 @@
-"""hybrid[:E]: measure in order of expected improvement under a belief over the variants' log times (the trained model's, or the offline model's), conditioned on each result, until fewer than E unmeasured variants are expected to be 3% faster than the best held (and, without a model, the best predicted variant of each skeleton was measured); k variants at once by the constant liar."""
+"""hybrid[:E]: measure in order of expected improvement under a belief over the variants' times.
+
+The belief over log times is the trained model's, or the offline model's, conditioned on each
+result. The search ends when fewer than E unmeasured variants are expected to be 3% faster than the
+best held (and, without a model, the best predicted variant of each skeleton was measured); k
+variants at once by the constant liar.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""Strategy replay and model accuracy on ground truth, out of sample: for each IVP, models trained on the other IVPs, scored on this one's configurations."""
+"""Strategy replay and model accuracy on ground truth, out of sample: one IVP left out at a time.
+
+For each IVP, models trained on the other IVPs, scored on this one's configurations.
+"""
 
 from __future__ import annotations
 

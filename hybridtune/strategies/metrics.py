@@ -1,4 +1,9 @@
-"""The paper's strategy metrics (|L|, overhead, gain over RunAll, loss), the measurements an order takes to get within a share of the best, and the autotuning literature's methodology score against random search."""
+"""Strategy metrics, the measurements an order takes to near the best, the methodology score.
+
+The paper's strategy metrics (|L|, overhead, gain over RunAll, loss), the measurements an order
+takes to get within a share of the best, and the autotuning literature's methodology score against
+random search.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,8 @@
-"""Run-to-run noise of a timing, as the replay draws it: measured from a store's passes (pairs of first timings of the same code in two runs), else borrowed from the shipped ground truth's."""
+"""Run-to-run noise of a timing as the replay draws it: a store's own, else the ground truth's.
+
+Measured from a store's passes (pairs of first timings of the same code in two runs), else borrowed
+from the shipped ground truth's.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""preselect:P, the Offsite paper's strategy: every variant predicted within P percent of the best prediction, best predicted first."""
+"""preselect:P, the Offsite paper's strategy: every variant predicted within P% of the best.
+
+The best predicted first.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""random:K[:SEED]: K variants drawn without replacement, whatever their predictions, in the order drawn (the same draw for the same seed and candidates)."""
+"""random:K[:SEED]: K variants drawn without replacement, whatever their predictions.
+
+Measured in the order drawn; the same seed and candidates give the same draw.
+"""
 
 from __future__ import annotations
 

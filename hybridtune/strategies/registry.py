@@ -1,4 +1,8 @@
-"""Each strategy's name to its search: the spelling parsed in describe (scenario files and the CLI alike; describe.strategy.FORMS spells each name) becomes the object that runs live and in replay."""
+"""Each strategy's name to its search, the object that runs live and in replay.
+
+The spelling is parsed in describe, for scenario files and the CLI alike (describe.strategy.FORMS
+spells each name).
+"""
 
 from __future__ import annotations
 

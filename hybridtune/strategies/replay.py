@@ -1,4 +1,7 @@
-"""Strategies replayed on a measured pool without measuring: each yields the variants it would measure, in order, and the one it would choose."""
+"""Strategies replayed on a measured pool without measuring.
+
+Each yields the variants it would measure, in order, and the one it would choose.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,8 @@
-"""A space-filling sample of a pool, so that a user's own store teaches the model more than a shortlist does: variants whose skeletons and loop orders differ most from everything measured, taken for a stated share of a search's measurements."""
+"""A space-filling sample of a pool, so that a user's store teaches the model more than a shortlist.
+
+Variants whose skeletons and loop orders differ most from everything measured, taken for a stated
+share of a search's measurements.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,9 @@
-"""What a space-filling share of a tuning run's measurements buys: for each IVP left out, a model trained only on what runs with that share would have measured of the other IVPs, scored on the left-out IVP (accuracy) and as hybrid's prior there (measurements and loss under noise)."""
+"""What a space-filling share of a tuning run's measurements buys, one IVP left out at a time.
+
+For each IVP left out, a model trained only on what runs with that share would have measured of the
+other IVPs, scored on the left-out IVP (accuracy) and as hybrid's prior there (measurements and loss
+under noise).
+"""
 
 from __future__ import annotations
 

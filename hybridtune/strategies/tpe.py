@@ -1,4 +1,8 @@
-"""tpe:K[:SEED], the generic black-box baseline: Optuna's TPE choosing a skeleton and each of its templates' loop orders, K distinct variants (the optional extra hybridtune[tpe])."""
+"""tpe:K[:SEED], the generic black-box baseline: Optuna's TPE, K distinct variants.
+
+TPE chooses a skeleton and each of its templates' loop orders; it needs the optional extra
+hybridtune[tpe].
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,9 @@
-"""What measurements of other configurations tell of a left-out IVP's configuration: orders of its variants taken from the other IVPs' and its own other sizes' measured times, as a model that reproduced those times exactly would order them, and where its level lies among the other IVPs'."""
+"""What measurements of other configurations tell of a left-out IVP's configuration.
+
+Orders of its variants taken from the other IVPs' and its own other sizes' measured times, as a
+model that reproduced those times exactly would order them, and where its level lies among the other
+IVPs'.
+"""
 
 from __future__ import annotations
 
