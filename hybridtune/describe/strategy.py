@@ -28,11 +28,10 @@ def _spellings() -> str:
 
 SPELLINGS = _spellings()
 HYBRID_STOP = 0.5
-# the share of a default run's measurements on a space-filling sample: on the shipped ground truth
-# (`evaluate --sample-shares 0,0.25,0.5`) models trained on preselect:5 runs with this share order
-# a left-out IVP far better (Kendall tau 0.43 against 0.12) and hybrid then measures 34 variants
-# per configuration instead of 106, for 4.6 more measurements per configuration (0.5: tau 0.56,
-# 29 measured, for 12.5 more)
+# the share of a default run's measurements on a space-filling sample: models trained on runs with
+# this share order a left-out IVP far better and make hybrid measure far fewer variants there, for
+# a few more measurements per configuration (`evaluate --sample-shares`; the comparison:
+# docs/benchmarks.md#a-space-filling-share)
 DEFAULT_SAMPLE = 0.25
 
 

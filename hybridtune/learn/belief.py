@@ -17,21 +17,18 @@ from hybridtune.learn.table import Z95
 from hybridtune.learn.timing import TIMING_SPREAD
 from hybridtune.learn.train import pool_offsets
 
-# Without a model: how the offline model errs within measured pools (learn/offline_errors,
-# fitted on the shipped ground truth's 15 whole pools, Intel Xeon; `hybridtune evaluate` prints
-# the same fit for any store), and the spread of a configuration's level about the prediction
+# Without a model: how the offline model errs within measured pools (learn/offline_errors, fitted
+# on the shipped ground truth; `hybridtune evaluate` prints the same fit for any store), and the
+# spread of a configuration's level about the prediction. The values' source:
+# docs/benchmarks.md#constants-set-from-measurements, as for the two below.
 SHIPPED_ERRORS = OfflineErrors(slope=0.143, slope_spread=0.609, shared=1.19, length=80.6,
                                own=0.0388, pools=15)
 OFFSET_SPREAD = 0.33
-# A trained model's covariance (its left-out errors and its own) is scaled by this: the shipped
-# ground truth's reliability table of hybrid's chances (jobs/bench_strategies.sh) is within about
-# 0.1 of the observed frequencies at 0.6 and over-forecasts by up to 0.4 at 1 (chosen in-sample)
+# A trained model's covariance (its left-out errors and its own) is scaled by this: the factor at
+# which hybrid's chances match the shipped ground truth's outcomes
 TRAINED_SCALE = 0.6
 # A model of other hardware as the prior (tune --prior STORE): a variant's own error (log time)
 # widened by this, what leaving one host and one IVP out measured between the shipped ground truths
-# (jobs/bench_groundtruths.sh, data/bench/groundtruths.json: the AMD EPYC's models miss on the
-# Xeon's variants by 0.148 beyond their stated error, the Xeon's on the AMD EPYC's by 0.104; their
-# median)
 HARDWARE_SPREAD = 0.126
 BETTER_BY = 0.03         # the event scored: an unmeasured variant this much faster than the best held
 DRAWS = 512              # joint draws behind the chance that some variant is better

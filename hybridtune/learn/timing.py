@@ -17,8 +17,8 @@ CLOSE_WITHIN = 0.10             # a contender: first timing within this share of
 RETIME_MAX = 8                  # contenders re-timed per configuration
 # The run-to-run noise of one timing, also hybrid's floor for a timing's noise: the robust standard
 # deviation (1.4826 MAD) of one timing's log error between two passes of the shipped ground truth,
-# paired in store order, each configuration's common shift removed (773 pairs, Intel Xeon; the AMD
-# EPYC ground truth gives 0.020 from 7296; strategies/noise measures a store's own)
+# paired in store order, each configuration's common shift removed (strategies/noise measures a
+# store's own; the value's source: docs/benchmarks.md#constants-set-from-measurements)
 TIMING_SPREAD = 0.031
 
 

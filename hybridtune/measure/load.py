@@ -15,9 +15,9 @@ BUSY_SHARE = 0.25       # when others (processes outside the measured one, and t
 #                         steal) took at least this share of the cores it needs during the timing:
 #                         one preempted OpenMP thread holds up every barrier, and the median of the
 #                         repetitions follows a load that lasts through half of them
-WIDE_LIMIT = 0.25       # or when its 95% interval is wider than +-25% of the median: timings under
-#                         10% other load stayed within +-2% here (the shipped ground truths: 0.1%
-#                         and 2.9% of timings beyond it); those under a competing load +-75-265%
+WIDE_LIMIT = 0.25       # or when its 95% interval is wider than +-25% of the median: far wider
+#                         than quiet timings, far narrower than those under a competing load
+#                         (docs/benchmarks.md#constants-set-from-measurements)
 RETIMINGS = 2           # a doubtful timing is timed again at most this often; the quietest kept
 TOP_PROCESSES = 3       # other processes named in the load record, the busiest first
 

@@ -26,8 +26,8 @@ from hybridtune.strategies.protocol import Candidates
 from hybridtune.strategies.registry import BELIEF, PLANNED, shortlist, shortlist_search
 
 FINAL_FAILURES = ("compile_error", "crash", "wrong_result")
-SECONDS_PER_ANALYSIS = 2.0      # estimates for --dry-run, measured on a 2-core VM
-SECONDS_PER_BUILD = 1.5
+SECONDS_PER_ANALYSIS = 2.0      # --dry-run's estimates of one kerncraft analysis and one build
+SECONDS_PER_BUILD = 1.5         # (docs/benchmarks.md#constants-set-from-measurements)
 
 
 @dataclass(frozen=True)

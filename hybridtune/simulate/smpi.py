@@ -23,8 +23,8 @@ PACKAGE = "libsimgrid-dev"     # Debian's SimGrid: smpicc, smpirun, the headers 
 INSTALL_TIMEOUT_S = 900
 CHECK_TIMEOUT_S = 60
 # smpicc adds -shared -fPIC and SimGrid's own headers to the native flags: a benched run times the
-# code that runs natively (-O2 took 1.7x the time of these flags a step, A-mpi on Lorenz96); an
-# OpenMP region of one thread runs as it does natively (SMPI simulates no threads within a rank)
+# code that runs natively, not a slower build (docs/benchmarks.md#constants-set-from-measurements);
+# an OpenMP region of one thread runs as it does natively (SMPI simulates no threads within a rank)
 SMPI_FLAGS = FLAGS
 INJECTED, BENCHED = "variant_injected", "variant_benched"   # the library's name says its mode
 

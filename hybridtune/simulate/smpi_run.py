@@ -36,9 +36,9 @@ SMPI_OPTIONS = (
 )
 MODE_OPTIONS = {
     # only the injected seconds are computation (SMPI_SAMPLE_DELAY); the buffers fold onto one
-    # shared file per allocation site ('local': the default 'global' maps a 1 MiB file block by
-    # block with MAP_POPULATE, past vm.max_map_count at 64 ranks of n = 2^24, and took 17 s to
-    # start 256 such ranks; 'local' maps each buffer once, untouched)
+    # shared file per allocation site ('local' maps each buffer once, untouched; the default
+    # 'global' maps a file block by block and fails or starts slowly at many ranks of large n:
+    # docs/benchmarks.md#constants-set-from-measurements)
     "injected": ("--cfg=smpi/simulate-computation:no", "--cfg=smpi/shared-malloc:local"),
     # the real computation between MPI calls is timed here and simulated as that many seconds
     "benched": ("--cfg=smpi/simulate-computation:yes",),

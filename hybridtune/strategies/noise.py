@@ -18,9 +18,9 @@ from hybridtune.learn.table import CONFIG, KEY, ok_measurements
 from hybridtune.learn.timing import RETIMED, TIMING_SPREAD
 
 MIN_PAIRS = 30              # pairs of passes a store needs for its own noise
-# Borrowed where a store has fewer pairs: the shipped ground truth's (data/groundtruth, Intel Xeon,
-# 773 pairs at n = 60000; jobs/bench_strategies.py prints it): robust standard deviation of one
-# timing's log error and the tail (Student-t degrees of freedom for its kurtosis of 6.8).
+# Borrowed where a store has fewer pairs: the shipped ground truth's (data/groundtruth) robust
+# standard deviation of one timing's log error and its tail (Student-t degrees of freedom for its
+# kurtosis; the values' source: docs/benchmarks.md#constants-set-from-measurements).
 BORROWED_SPREAD = TIMING_SPREAD
 BORROWED_DOF = 5
 QUANTILES = 2001            # points of the borrowed distribution drawn from
