@@ -32,9 +32,8 @@ def configurations(scenario: Scenario, n: int | None, threads: list[int] | None,
             sizes = [n] if n is not None else list(scenario.sizes.for_ivp(ivp))
             for size in sizes:
                 ivp.check_n(size)
-                for p in ranks or scenario.ranks:
-                    for t in threads or scenario.threads:
-                        yield Configuration(method, ivp, size, t, p)
+                yield from (Configuration(method, ivp, size, t, p)
+                            for p in ranks or scenario.ranks for t in threads or scenario.threads)
 
 
 def layout_problem(skeleton: Skeleton, config: Configuration, halo: int) -> str:

@@ -133,19 +133,23 @@ def _disagreement(ivp, block, pieces: list) -> str | None:
     """At each sample size, the pieces cover the block's components once and read what it reads."""
     for n in ivp.sizes.samples():
         try:
-            env = ivp.environment(n)
-            js = block.indices(env)
-            covered = np.concatenate([p.indices(env) for p in pieces]) if pieces else js[:0]
-            if len(covered) != len(js) or not np.array_equal(np.sort(covered), np.sort(js)):
-                return f"splits into blocks that do not cover the block at n = {n}"
-            for piece in pieces:
-                mine = piece.indices(env)
-                if not len(mine):
-                    continue
-                for split, original in zip(component_reads(piece.code, env, mine),
-                                           component_reads(block.code, env, mine)):
-                    if not np.array_equal(split, original):
-                        return f"splits into blocks that read other components at n = {n}"
+            why = _disagreement_at(ivp.environment(n), block, pieces)
         except EvaluationError as exc:
             return f"splits into blocks that do not evaluate at n = {n} ({exc})"
+        if why:
+            return f"splits into blocks that {why} at n = {n}"
+    return None
+
+
+def _disagreement_at(env, block, pieces: list) -> str | None:
+    """How the pieces disagree with the block in one environment (None: they agree)."""
+    js = block.indices(env)
+    covered = np.concatenate([p.indices(env) for p in pieces]) if pieces else js[:0]
+    if len(covered) != len(js) or not np.array_equal(np.sort(covered), np.sort(js)):
+        return "do not cover the block"
+    for piece in pieces:
+        mine = piece.indices(env)
+        if len(mine) and not all(np.array_equal(split, original) for split, original in zip(
+                component_reads(piece.code, env, mine), component_reads(block.code, env, mine))):
+            return "read other components"
     return None

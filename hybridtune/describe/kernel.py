@@ -126,9 +126,29 @@ def parse_kernel(source: Source) -> KernelTemplate:
     datastructs = _decls(fields["datastructs"], taken)
     local_decls = _decls(fields["locals"], taken) if "locals" in fields else ()
     decls = {d.name: d for d in datastructs + local_decls}
+    computations = _computations(fields["computations"], decls)
+    uses_rhs = {ident for ident, st in computations if any(isinstance(p, Rhs) for p in walk(st))}
+    rhs_input = rhs_time = None
+    if "rhs" in fields:
+        rhs_input, rhs_time = _rhs(fields["rhs"], decls)
+    elif uses_rhs:
+        raise root.error(f"an 'rhs' key (input and time) since computation(s) "
+                         f"{', '.join(sorted(uses_rhs))} use %RHS", key_suffix="rhs")
+    rhs_vars = (_bound_vars(rhs_input, decls) | _bound_vars(rhs_time, decls)) if rhs_input else set()
+    comp_map = dict(computations)
+    free = {ident: _free_vars(ident, comp_map, decls, uses_rhs, rhs_vars) for ident in comp_map}
+    variants = []
+    for vnode in fields["variants"].sequence(min_len=1):
+        variants.append(_variant(vnode, variants, decls, free))
+    name = fields["name"].string() if "name" in fields else Path(source.path).name.split(".")[0]
+    return KernelTemplate(name, datastructs, local_decls, tuple(computations), rhs_input, rhs_time,
+                          tuple(variants), source.path)
 
+
+def _computations(node: Node, decls: dict) -> list:
+    """(id, statement) of each computation, its target declared and its references checked."""
     computations = []
-    for ident, cnode in fields["computations"].free_mapping().items():
+    for ident, cnode in node.free_mapping().items():
         if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", ident):
             raise cnode.error("a computation id made of letters, digits and _", value=ident)
         statement = cnode.parsed(parse_assignment)
@@ -141,64 +161,65 @@ def parse_kernel(source: Source) -> KernelTemplate:
         _full_refs(cnode, statement, decls, "a computation")
         computations.append((ident, statement))
     if not computations:
-        raise fields["computations"].error("at least one computation")
-    comp_map = dict(computations)
-    uses_rhs = {ident for ident, st in computations if any(isinstance(p, Rhs) for p in walk(st))}
+        raise node.error("at least one computation")
+    return computations
 
-    rhs_input = rhs_time = None
-    if "rhs" in fields:
-        rfields = fields["rhs"].mapping(required=("input", "time"))
-        rhs_input = rfields["input"].parsed(parse_expression)
-        rhs_time = rfields["time"].parsed(parse_expression)
-        ref = rhs_input
-        if not (isinstance(ref, Name) and ref.id in decls and decls[ref.id].dims == (Name("n"),)) \
-                and \
-                not (isinstance(ref, Index) and ref.array in decls
-                     and len(ref.indices) == len(decls[ref.array].dims) - 1
-                     and decls[ref.array].dims[-1] == Name("n")):
-            raise rfields["input"].error("an input vector of n components: a declared array "
-                                         "[n] or a row such as Y[l] of an array [s][n]")
-        _check_refs(rfields["input"], rhs_input, decls, _bound_vars(rhs_input, decls), "rhs input",
-                    whole_array=True)
-        _check_refs(rfields["time"], rhs_time, decls, _bound_vars(rhs_time, decls), "rhs time")
-        _full_refs(rfields["time"], rhs_time, decls, "rhs time")
-    elif uses_rhs:
-        raise root.error(f"an 'rhs' key (input and time) since computation(s) "
-                         f"{', '.join(sorted(uses_rhs))} use %RHS", key_suffix="rhs")
-    rhs_vars = (_bound_vars(rhs_input, decls) | _bound_vars(rhs_time, decls)) if rhs_input else set()
 
-    variants = []
-    for vnode in fields["variants"].sequence(min_len=1):
-        vfields = vnode.mapping(required=("name", "code"))
-        vname = vfields["name"].string()
-        if any(v.name == vname for v in variants):
-            raise vfields["name"].error("a variant name used once in the template")
-        program = parse_program(vfields["code"], {"COMP"}, SIZE_NAMES)
-        for directive, loops in loops_and_directives(program):
-            enclosing = {loop.var for loop in loops}
-            offset = (directive.line - vfields["code"].line) if directive.line else None
-            if len(directive.args) != 1 or directive.args[0] not in comp_map:
-                raise vfields["code"].error(
-                    f"'%COMP id' naming a computation ({', '.join(comp_map)})",
-                    value=" ".join(("%COMP",) + directive.args), line_offset=offset)
-            ident = directive.args[0]
-            free = _bound_vars(comp_map[ident], decls) | (rhs_vars if ident in uses_rhs else set())
-            free -= SIZE_NAMES
-            if ident in uses_rhs:
-                free.add(COMPONENT_LOOP)
-            outside = sorted(free - enclosing)
-            if outside:
-                raise vfields["code"].error(
-                    f"computation {ident} inside loops over {', '.join(outside)} (a loop variable "
-                    f"used outside its loop)", value=f"%COMP {ident}", line_offset=offset)
-        for loop in _loops(program):
-            if loop.var in decls:
-                raise vfields["code"].error(f"a loop variable that is not a declared name "
-                                            f"('{loop.var}')")
-        variants.append(KernelVariant(vname, program, vnode.line))
-    name = fields["name"].string() if "name" in fields else Path(source.path).name.split(".")[0]
-    return KernelTemplate(name, datastructs, local_decls, tuple(computations), rhs_input, rhs_time,
-                          tuple(variants), source.path)
+def _rhs(node: Node, decls: dict) -> tuple:
+    """The right-hand side's input vector and time, checked against the declarations."""
+    rfields = node.mapping(required=("input", "time"))
+    rhs_input = rfields["input"].parsed(parse_expression)
+    rhs_time = rfields["time"].parsed(parse_expression)
+    ref = rhs_input
+    if not (isinstance(ref, Name) and ref.id in decls and decls[ref.id].dims == (Name("n"),)) \
+            and \
+            not (isinstance(ref, Index) and ref.array in decls
+                 and len(ref.indices) == len(decls[ref.array].dims) - 1
+                 and decls[ref.array].dims[-1] == Name("n")):
+        raise rfields["input"].error("an input vector of n components: a declared array "
+                                     "[n] or a row such as Y[l] of an array [s][n]")
+    _check_refs(rfields["input"], rhs_input, decls, _bound_vars(rhs_input, decls), "rhs input",
+                whole_array=True)
+    _check_refs(rfields["time"], rhs_time, decls, _bound_vars(rhs_time, decls), "rhs time")
+    _full_refs(rfields["time"], rhs_time, decls, "rhs time")
+    return rhs_input, rhs_time
+
+
+def _free_vars(ident: str, comp_map: dict, decls: dict, uses_rhs: set, rhs_vars: set) -> set:
+    """The loop variables computation ident needs from the loops around its %COMP."""
+    free = _bound_vars(comp_map[ident], decls) | (rhs_vars if ident in uses_rhs else set())
+    free -= SIZE_NAMES
+    if ident in uses_rhs:
+        free.add(COMPONENT_LOOP)
+    return free
+
+
+def _variant(vnode: Node, variants: list, decls: dict, free: dict) -> KernelVariant:
+    """One variant of the template (variants: those before it), each %COMP inside the loops its
+    computation needs (free: computation id -> those loop variables)."""
+    vfields = vnode.mapping(required=("name", "code"))
+    vname = vfields["name"].string()
+    if any(v.name == vname for v in variants):
+        raise vfields["name"].error("a variant name used once in the template")
+    program = parse_program(vfields["code"], {"COMP"}, SIZE_NAMES)
+    for directive, loops in loops_and_directives(program):
+        enclosing = {loop.var for loop in loops}
+        offset = (directive.line - vfields["code"].line) if directive.line else None
+        if len(directive.args) != 1 or directive.args[0] not in free:
+            raise vfields["code"].error(
+                f"'%COMP id' naming a computation ({', '.join(free)})",
+                value=" ".join(("%COMP",) + directive.args), line_offset=offset)
+        ident = directive.args[0]
+        outside = sorted(free[ident] - enclosing)
+        if outside:
+            raise vfields["code"].error(
+                f"computation {ident} inside loops over {', '.join(outside)} (a loop variable "
+                f"used outside its loop)", value=f"%COMP {ident}", line_offset=offset)
+    for loop in _loops(program):
+        if loop.var in decls:
+            raise vfields["code"].error(f"a loop variable that is not a declared name "
+                                        f"('{loop.var}')")
+    return KernelVariant(vname, program, vnode.line)
 
 
 def _loops(items: tuple):

@@ -7,7 +7,7 @@ under noise).
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -42,45 +42,61 @@ def share_value(rows: Rows, shares=SHARES, noise: Noise | None = None, seeds: in
     if len(ivps) < 2:
         raise RequestError(f"the store's whole pools cover {len(ivps)} IVP(s); leaving one out "
                            "needs at least two")
-    frame = rows.frame
-    keys = list(zip(*(frame[c] for c in (*CONFIG, "variant"))))
+    keys = list(zip(*(rows.frame[c] for c in (*CONFIG, "variant"))))
     seeds = max(1, seeds) if noise is not None else 1
     out = []
     for share in shares:
         spec = replace(trained_by, sample=share)
         taken = measured_by(pools, spec)
-        errors, taus, measured, losses = [], [], [], []
-        for ivp in ivps:
-            mine = [p for p in pools if p.key[1] == ivp]
-            keep = [key in taken and key[1] != ivp for key in keys]
-            train = Rows(frame[keep], rows.feature_schema, rows.machine_sha256)
-            if len(train.measured) < MIN_ROWS:
-                continue
-            gp = fit(train, "gp", left_out=ivp)
-            test = rows.measured[rows.measured["ivp"] == ivp].reset_index(drop=True)
-            correction, _ = gp.correction(test["variant"].tolist(), test["features"].tolist())
-            found = accuracy_of(test, {"gp": test["predicted_s"].to_numpy(float)
-                                       * np.exp(correction)})["gp"]
-            errors.append(found["median_rel_error"])
-            taus.append(found["kendall_tau"])
-            for method in dict.fromkeys(p.key[0] for p in mine):
-                group = [p for p in mine if p.key[0] == method]
-                prior = replay.hybrid_prior(group, gp)
-                for seed in range(seeds):
-                    drawn = None if noise is None else \
-                        [draws(noise, seed, p.key, len(p.frame)) for p in group]
-                    for pool, result in zip(group, replay.hybrid_together(
-                            group, gp, stop, errors=drawn, prior=prior)):
-                        measured.append(len(result.order))
-                        losses.append(pool.times[result.chosen] / pool.times.min() - 1)
-        if not errors:
+        scored = [found for ivp in ivps
+                  if (found := _left_out(rows, pools, keys, taken, ivp, stop, noise, seeds))]
+        if not scored:
             continue
-        losses = np.array(losses)
+        measured = [count for found in scored for count in found.measured]
+        losses = np.array([loss for found in scored for loss in found.losses])
         out.append({"share": share, "strategy": spec.spelling,
                     "training_measured_per_configuration": len(taken) / len(pools),
-                    "ivps": len(errors),
-                    "median_rel_error": float(np.mean(errors)), "kendall_tau": float(np.mean(taus)),
+                    "ivps": len(scored),
+                    "median_rel_error": float(np.mean([f.median_rel_error for f in scored])),
+                    "kendall_tau": float(np.mean([f.kendall_tau for f in scored])),
                     "hybrid_measured_mean": float(np.mean(measured)),
                     "hybrid_loss_pct_mean": float(100 * losses.mean()),
                     "hybrid_frac_loss_le_3pct": float(np.mean(losses <= LOSS_WITHIN))})
     return out
+
+
+@dataclass(frozen=True)
+class ScoreOnLeftOutIvp:
+    """One IVP left out: the model's accuracy there and hybrid's replays with it as prior."""
+    median_rel_error: float
+    kendall_tau: float
+    measured: tuple             # per replay, the measurements it took
+    losses: tuple               # per replay, its chosen variant's time over the best, less 1
+
+
+def _left_out(rows: Rows, pools: list, keys: list, taken: set, ivp: str, stop: float,
+              noise: Noise | None, seeds: int) -> ScoreOnLeftOutIvp | None:
+    """The model trained on what was taken of the other IVPs, scored on ivp (None: too few rows)."""
+    keep = [key in taken and key[1] != ivp for key in keys]
+    train = Rows(rows.frame[keep], rows.feature_schema, rows.machine_sha256)
+    if len(train.measured) < MIN_ROWS:
+        return None
+    gp = fit(train, "gp", left_out=ivp)
+    test = rows.measured[rows.measured["ivp"] == ivp].reset_index(drop=True)
+    correction, _ = gp.correction(test["variant"].tolist(), test["features"].tolist())
+    found = accuracy_of(test, {"gp": test["predicted_s"].to_numpy(float)
+                               * np.exp(correction)})["gp"]
+    measured, losses = [], []
+    mine = [p for p in pools if p.key[1] == ivp]
+    for method in dict.fromkeys(p.key[0] for p in mine):
+        group = [p for p in mine if p.key[0] == method]
+        prior = replay.hybrid_prior(group, gp)
+        for seed in range(seeds):
+            drawn = None if noise is None else \
+                [draws(noise, seed, p.key, len(p.frame)) for p in group]
+            for pool, result in zip(group, replay.hybrid_together(
+                    group, gp, stop, errors=drawn, prior=prior)):
+                measured.append(len(result.order))
+                losses.append(pool.times[result.chosen] / pool.times.min() - 1)
+    return ScoreOnLeftOutIvp(found["median_rel_error"], found["kendall_tau"], tuple(measured),
+                        tuple(losses))
