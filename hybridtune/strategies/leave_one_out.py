@@ -167,6 +167,38 @@ def _summary_of(per_config: list[dict]) -> dict:
             "score": float(np.mean(scores)), "score_interval": [low, high]}
 
 
+@dataclass(frozen=True)
+class ReplaySetting:
+    """What every left-out IVP is replayed with: the rows, their whole pools, each pool's noise."""
+    rows: Rows
+    measured: pd.DataFrame
+    pools: list                      # whole_pools(rows)
+    errors: dict                     # pool key -> the pool's timing errors, one draw per seed
+    seeds: int
+    stop: float
+    max_rows: int
+    bare: bool                       # hybrid without a model too: two whole pools per other IVP
+
+
+@dataclass(frozen=True)
+class PoolReplay:
+    """One whole-pool configuration's share of an evaluation."""
+    configuration: dict              # per strategy its numbers, and what other configurations tell
+    first_pick: dict                 # hybrid, offline_top1, random: first pick within FIRST_WITHIN
+    to_best: list                    # per hybrid replay: measurements until within LOSS_WITHIN
+    decided: list                    # hybrid's stop decisions against the outcomes
+    bare_decided: list               # the same without a model
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    """One left-out IVP's share of an evaluation, its configurations in the order replayed."""
+    accuracy: dict
+    predictions: list
+    replayed: list                   # PoolReplay per whole-pool configuration of the IVP
+    offline: dict | None             # the no-model prior's calibration on the other IVPs
+
+
 def evaluate(rows: Rows, stop: float = HYBRID_STOP, max_rows: int = 2000,
              with_tpe: bool = False, noise: Noise | None = None, seeds: int = 1) -> Evaluation:
     """Leave one IVP out: models fitted on the other IVPs' measured rows score this IVP's rows, and
@@ -175,139 +207,191 @@ def evaluate(rows: Rows, stop: float = HYBRID_STOP, max_rows: int = 2000,
     noise: once, as stored); the metrics are judged by the stored times."""
     if with_tpe:
         optuna_module()         # refused before anything runs when the extra is missing
-    measured = rows.measured
-    ivps = sorted(set(measured["ivp"]))
+    ivps = sorted(set(rows.measured["ivp"]))
     if len(ivps) < 2:
         raise RequestError(f"the store's measurements cover {len(ivps)} IVP(s); leaving one out "
                            "needs at least two")
+    setting = _setting(rows, noise, seeds, stop, max_rows, ivps)
+    folds, notes = {}, []
+    for ivp in ivps:
+        found = _left_out(setting, ivp)
+        if isinstance(found, str):
+            notes.append(found)
+        else:
+            folds[ivp] = found
+    replayed = [r for fold in folds.values() for r in fold.replayed]
+    if not replayed:
+        raise RequestError("no whole-pool configuration to replay strategies on (every variant "
+                           "of a configuration measured: tune with --strategy run_all)")
+    k = max(1, round(float(np.mean([r.configuration["hybrid"]["measured"] for r in replayed]))))
+    # equal-cost baselines at hybrid's mean count: with noise a random or TPE seed per noise
+    # seed, without it RANDOM_SEEDS (TPE_SEEDS) seeds on the stored times
+    per_config = [{**r.configuration, **_equal_cost(setting, r.configuration, k,
+                                                     noise is not None, with_tpe)}
+                  for r in replayed]
+    described = ({"source": noise.source, "spread_log": noise.spread, "seeds": setting.seeds}
+                 if noise is not None else {"source": "none: the stored times replayed as they are",
+                                            "seeds": 1})
+    return _assembled(setting, folds, replayed, per_config, notes, described)
+
+
+def _setting(rows: Rows, noise: Noise | None, seeds: int, stop: float, max_rows: int,
+             ivps: list) -> ReplaySetting:
     pools = whole_pools(rows)
     seeds = max(1, seeds) if noise is not None else 1
     errors = {p.key: [draws(noise, seed, p.key, len(p.frame)) for seed in range(seeds)]
               for p in pools}
-    accuracy, per_config, first_pick = {}, [], {"hybrid": [], "offline_top1": [], "random": []}
-    to_best: list = []
-    decided: list = []
-    bare_decided: list = []
     # without a model, hybrid's prior is calibrated on the other IVPs' whole pools (needs two)
     bare = all(sum(p.key[1] != ivp for p in pools) >= 2 for ivp in ivps)
-    offline = {"all": calibrated([p.frame for p in pools]).as_dict()} if len(pools) >= 2 else {}
-    predictions: list = []
-    strategies: dict = {}
-    notes = []
-    for ivp in ivps:
-        train = Rows(rows.frame[rows.frame["ivp"] != ivp], rows.feature_schema, rows.machine_sha256)
-        if len(train.measured) < MIN_ROWS:
-            notes.append(f"{ivp}: {len(train.measured)} training rows from the other IVPs; "
-                         f"skipped (a model needs {MIN_ROWS})")
-            continue
-        gp, linear = (fit(train, kind, max_rows, left_out=ivp) for kind in ("gp", "linear"))
-        trivial = float(np.median(train.target()))
-        test = measured[measured["ivp"] == ivp].reset_index(drop=True)
-        variants, features = test["variant"].tolist(), test["features"].tolist()
-        predicted = test["predicted_s"].to_numpy(float)
-        gp_mean, spread = gp.correction(variants, features)
-        corrected = {"offline": predicted, "trivial": predicted * math.exp(trivial),
-                     "linear": predicted * np.exp(linear.correction(variants, features)[0]),
-                     "gp": predicted * np.exp(gp_mean),
-                     OTHER_SIZES: predicted * np.exp(_with_other_sizes(gp, test))}
-        accuracy[ivp] = {"rows": len(test), "training_rows": len(gp.row_ids),
-                         **accuracy_of(test, corrected)}
-        for position, row in enumerate(test[[*CONFIG, "variant", "median_s"]].to_dict("records")):
-            predictions.append({**row, **{name: float(values[position])
-                                          for name, values in corrected.items()},
-                                "gp_std_log": float(spread[position])})
-        whole = {p.key for p in pools if p.key[1] != ivp}
-        trained = train.measured
-        in_whole = trained[[tuple(k) in whole for k in
-                            trained[list(CONFIG)].itertuples(index=False)]]
-        # without a whole pool of another IVP, the best over what the others measured
-        best_variant = _best_variant(in_whole if not in_whole.empty else trained)
-        mine = sorted((p for p in pools if p.key[1] == ivp), key=lambda p: p.key)
-        hybrids: dict = {}
-        calibration_here = calibrated([p.frame for p in pools if p.key[1] != ivp]) if bare \
-            else None
-        if calibration_here is not None:
-            offline[ivp] = calibration_here.as_dict()
-        for method in dict.fromkeys(p.key[0] for p in mine):
-            group = [p for p in mine if p.key[0] == method]
-            prior = replay.hybrid_prior(group, gp)
-            # without a model the configurations are independent: a belief each
-            alone = [replay.hybrid_prior([p], None, calibration_here) for p in group] \
-                if bare else []
-            for seed in range(seeds):
-                drawn = [errors[p.key][seed] for p in group]
-                found = {"hybrid": replay.hybrid_together(group, gp, stop, errors=drawn,
-                                                           prior=prior),
-                         f"hybrid@{CAPPED}": replay.hybrid_together(
-                             group, gp, stop, CAPPED, errors=drawn, prior=prior)}
-                if bare:
-                    found[NO_MODEL] = [
-                        replay.hybrid_together([p], None, stop, errors=[e], prior=a)[0]
-                        for p, e, a in zip(group, drawn, alone)]
-                for name, results in found.items():
-                    for pool, result in zip(group, results):
-                        hybrids.setdefault(pool.key, {}).setdefault(name, []).append(result)
-        for pool in mine:
-            hybrid_replays = hybrids[pool.key]["hybrid"]
-            replays = _replays(pool, hybrids[pool.key], best_variant, errors[pool.key])
-            numbers = {name: _numbers(pool, r) for name, r in replays.items()}
-            per_config.append({"key": list(pool.key), "pool": len(pool.frame), **numbers})
-            times = pool.times
-            t_best = times.min()
-            first_pick["hybrid"].append(
-                times[hybrid_replays[0].order[0]] <= t_best * (1 + FIRST_WITHIN))
-            first_pick["offline_top1"].append(
-                times[pool.by_prediction()[0]] <= t_best * (1 + FIRST_WITHIN))
-            first_pick["random"].append(float(np.mean(times <= t_best * (1 + FIRST_WITHIN))))
-            to_best += [metrics.measurements_to_within(times, r.order, LOSS_WITHIN)
-                        for r in hybrid_replays]
-            for r in hybrid_replays:
-                decided += calibration.outcomes(times, r.order, r.decisions)
-            for r in hybrids[pool.key].get(NO_MODEL, []):
-                bare_decided += calibration.outcomes(times, r.order, r.decisions)
-            per_config[-1]["transfer"] = transfer.configuration_transfer(pool, pools, FIRST_WITHIN,
-                                                                         LOSS_WITHIN)
-    if not per_config:
-        raise RequestError("no whole-pool configuration to replay strategies on (every variant "
-                           "of a configuration measured: tune with --strategy run_all)")
-    hybrid_mean = float(np.mean([c["hybrid"]["measured"] for c in per_config]))
-    k = max(1, round(hybrid_mean))
-    # equal-cost baselines at hybrid's mean count: with noise a random or TPE seed per noise
-    # seed, without it RANDOM_SEEDS (TPE_SEEDS) seeds on the stored times
-    draws_of = (lambda key: errors[key]) if noise is not None else \
-        (lambda key: [None] * RANDOM_SEEDS)
-    for ivp in accuracy:
-        for config in (c for c in per_config if c["key"][1] == ivp):
-            pool = next(p for p in pools if list(p.key) == config["key"])
-            mine = draws_of(pool.key)
-            config[f"top_k:{k}"] = _numbers(pool, [replay.run(pool, Strategy("top_k", k=k), e)
-                                                   for e in errors[pool.key]])
-            config[f"random:{k}"] = _numbers(pool, [
-                replay.run(pool, Strategy("random", k=k, seed=seed), e)
-                for seed, e in enumerate(mine)])
-            if with_tpe:
-                config[f"tpe:{k}"] = _numbers(pool, [
-                    replay.run(pool, Strategy("tpe", k=k, seed=seed), e)
-                    for seed, e in enumerate(mine if noise is not None else mine[:TPE_SEEDS])])
+    return ReplaySetting(rows, rows.measured, pools, errors, seeds, stop, max_rows, bare)
+
+
+def left_out(rows: Rows, ivp: str) -> tuple[Rows, pd.DataFrame]:
+    """The rows to train on with ivp left out, and ivp's measured rows to score."""
+    train = Rows(rows.frame[rows.frame["ivp"] != ivp], rows.feature_schema, rows.machine_sha256)
+    measured = rows.measured
+    return train, measured[measured["ivp"] == ivp].reset_index(drop=True)
+
+
+def _left_out(setting: ReplaySetting, ivp: str) -> LeftOut | str:
+    """The models trained without ivp scored on its rows, and the strategies replayed on its whole
+    pools; a note instead where the other IVPs have too few rows to train on."""
+    train, test = left_out(setting.rows, ivp)
+    if len(train.measured) < MIN_ROWS:
+        return (f"{ivp}: {len(train.measured)} training rows from the other IVPs; "
+                f"skipped (a model needs {MIN_ROWS})")
+    gp, linear = (fit(train, kind, setting.max_rows, left_out=ivp) for kind in ("gp", "linear"))
+    corrected, spread = _corrected(train, test, gp, linear)
+    accuracy = {"rows": len(test), "training_rows": len(gp.row_ids),
+                **accuracy_of(test, corrected)}
+    predictions = [{**row, **{name: float(values[position]) for name, values in corrected.items()},
+                    "gp_std_log": float(spread[position])}
+                   for position, row in enumerate(
+                       test[[*CONFIG, "variant", "median_s"]].to_dict("records"))]
+    best_variant = _best_trained(setting, train, ivp)
+    mine = sorted((p for p in setting.pools if p.key[1] == ivp), key=lambda p: p.key)
+    calibration_here = calibrated([p.frame for p in setting.pools if p.key[1] != ivp]) \
+        if setting.bare else None
+    hybrids = _hybrid_replays(setting, mine, gp, calibration_here)
+    return LeftOut(accuracy, predictions,
+                   [_pool_replay(setting, pool, hybrids[pool.key], best_variant) for pool in mine],
+                   calibration_here.as_dict() if calibration_here is not None else None)
+
+
+def _corrected(train: Rows, test: pd.DataFrame, gp, linear) -> tuple[dict, np.ndarray]:
+    """Each predictor's times of the test rows, and the Gaussian process's spread (in log)."""
+    trivial = float(np.median(train.target()))
+    variants, features = test["variant"].tolist(), test["features"].tolist()
+    predicted = test["predicted_s"].to_numpy(float)
+    gp_mean, spread = gp.correction(variants, features)
+    return {"offline": predicted, "trivial": predicted * math.exp(trivial),
+            "linear": predicted * np.exp(linear.correction(variants, features)[0]),
+            "gp": predicted * np.exp(gp_mean),
+            OTHER_SIZES: predicted * np.exp(_with_other_sizes(gp, test))}, spread
+
+
+def _best_trained(setting: ReplaySetting, train: Rows, ivp: str) -> str:
+    """The best variant over the other IVPs' whole pools; without one, over what they measured."""
+    whole = {p.key for p in setting.pools if p.key[1] != ivp}
+    trained = train.measured
+    in_whole = trained[[tuple(k) in whole for k in
+                        trained[list(CONFIG)].itertuples(index=False)]]
+    return _best_variant(in_whole if not in_whole.empty else trained)
+
+
+def _hybrid_replays(setting: ReplaySetting, mine: list, gp, calibration_here) -> dict:
+    """pool key -> replay name -> one replay per noise seed: hybrid (and capped) on each method's
+    pools together with the model; without a model each pool alone, its prior calibrated."""
+    hybrids: dict = {}
+    for method in dict.fromkeys(p.key[0] for p in mine):
+        group = [p for p in mine if p.key[0] == method]
+        prior = replay.hybrid_prior(group, gp)
+        # without a model the configurations are independent: a belief each
+        alone = [replay.hybrid_prior([p], None, calibration_here) for p in group] \
+            if setting.bare else []
+        for seed in range(setting.seeds):
+            found = _hybrids_once(setting, group, gp, prior, alone, seed)
+            for name, results in found.items():
+                for pool, result in zip(group, results):
+                    hybrids.setdefault(pool.key, {}).setdefault(name, []).append(result)
+    return hybrids
+
+
+def _hybrids_once(setting: ReplaySetting, group: list, gp, prior, alone: list, seed: int) -> dict:
+    """Hybrid's replays of one method's pools under one noise seed, by name."""
+    drawn = [setting.errors[p.key][seed] for p in group]
+    found = {"hybrid": replay.hybrid_together(group, gp, setting.stop, errors=drawn, prior=prior),
+             f"hybrid@{CAPPED}": replay.hybrid_together(
+                 group, gp, setting.stop, CAPPED, errors=drawn, prior=prior)}
+    if setting.bare:
+        found[NO_MODEL] = [replay.hybrid_together([p], None, setting.stop, errors=[e], prior=a)[0]
+                           for p, e, a in zip(group, drawn, alone)]
+    return found
+
+
+def _pool_replay(setting: ReplaySetting, pool: replay.StoredPool, hybrids: dict,
+                 best_variant: str) -> PoolReplay:
+    """Every strategy's numbers on one pool, with what hybrid's replays of it decided."""
+    hybrid_replays = hybrids["hybrid"]
+    replays = _replays(pool, hybrids, best_variant, setting.errors[pool.key])
+    numbers = {name: _numbers(pool, r) for name, r in replays.items()}
+    times = pool.times
+    t_best = times.min()
+    first_pick = {"hybrid": times[hybrid_replays[0].order[0]] <= t_best * (1 + FIRST_WITHIN),
+                  "offline_top1": times[pool.by_prediction()[0]] <= t_best * (1 + FIRST_WITHIN),
+                  "random": float(np.mean(times <= t_best * (1 + FIRST_WITHIN)))}
+    configuration = {"key": list(pool.key), "pool": len(pool.frame), **numbers,
+                     "transfer": transfer.configuration_transfer(pool, setting.pools,
+                                                                 FIRST_WITHIN, LOSS_WITHIN)}
+    return PoolReplay(
+        configuration, first_pick,
+        [metrics.measurements_to_within(times, r.order, LOSS_WITHIN) for r in hybrid_replays],
+        [d for r in hybrid_replays for d in calibration.outcomes(times, r.order, r.decisions)],
+        [d for r in hybrids.get(NO_MODEL, [])
+         for d in calibration.outcomes(times, r.order, r.decisions)])
+
+
+def _equal_cost(setting: ReplaySetting, config: dict, k: int, noisy: bool, with_tpe: bool) -> dict:
+    """top_k, random (and TPE) at k measurements on one configuration's pool."""
+    pool = next(p for p in setting.pools if list(p.key) == config["key"])
+    errors = setting.errors[pool.key]
+    mine = errors if noisy else [None] * RANDOM_SEEDS
+    out = {f"top_k:{k}": _numbers(pool, [replay.run(pool, Strategy("top_k", k=k), e)
+                                          for e in errors]),
+           f"random:{k}": _numbers(pool, [replay.run(pool, Strategy("random", k=k, seed=seed), e)
+                                           for seed, e in enumerate(mine)])}
+    if with_tpe:
+        out[f"tpe:{k}"] = _numbers(pool, [
+            replay.run(pool, Strategy("tpe", k=k, seed=seed), e)
+            for seed, e in enumerate(mine if noisy else mine[:TPE_SEEDS])])
+    return out
+
+
+def _assembled(setting: ReplaySetting, folds: dict, replayed: list, per_config: list, notes: list,
+               described: dict) -> Evaluation:
+    """The evaluation's record from the left-out IVPs' shares and every configuration's numbers."""
     names = [name for name in per_config[0] if name not in ("key", "pool", "transfer")]
-    for name in names:
-        strategies[name] = _summary([c[name] for c in per_config], seeds)
-    shares = {name: float(np.mean(values)) for name, values in first_pick.items() if values}
+    strategies = {name: _summary([c[name] for c in per_config], setting.seeds) for name in names}
+    shares = {name: float(np.mean([r.first_pick[name] for r in replayed]))
+              for name in ("hybrid", "offline_top1", "random")}
     curves = {name: _mean_curve([c[name]["curve"] for c in per_config]) for name in names}
     curves["random expectation"] = _mean_curve([
         (metrics.random_search_expectation(p.times, min(CURVE, len(p.times))) / p.times.min()).tolist()
-        for p in pools if p.key[1] in accuracy])
-    for config in per_config:
-        for name in names:
-            config[name].pop("curve")
-            config[name].pop("seeds")
-    described = ({"source": noise.source, "spread_log": noise.spread, "seeds": seeds}
-                 if noise is not None else {"source": "none: the stored times replayed as they are",
-                                            "seeds": 1})
-    return Evaluation(strategies, accuracy, per_config, shares, _to_best(to_best), curves,
-                      predictions, notes, transfer.summary([c["transfer"] for c in per_config]),
-                      described, calibration.reliability(decided),
-                      {"fits": offline, "reliability": calibration.reliability(bare_decided)})
+        for p in setting.pools if p.key[1] in folds])
+    configurations = [{**c, **{name: {key: value for key, value in c[name].items()
+                                      if key not in ("curve", "seeds")} for name in names}}
+                      for c in per_config]
+    pools = setting.pools
+    offline = {"all": calibrated([p.frame for p in pools]).as_dict()} if len(pools) >= 2 else {}
+    offline.update({ivp: fold.offline for ivp, fold in folds.items() if fold.offline is not None})
+    return Evaluation(
+        strategies, {ivp: fold.accuracy for ivp, fold in folds.items()}, configurations, shares,
+        _to_best([c for r in replayed for c in r.to_best]), curves,
+        [p for fold in folds.values() for p in fold.predictions], notes,
+        transfer.summary([c["transfer"] for c in per_config]), described,
+        calibration.reliability([d for r in replayed for d in r.decided]),
+        {"fits": offline,
+         "reliability": calibration.reliability([d for r in replayed for d in r.bare_decided])})
 
 
 def _to_best(counts: list) -> dict:
