@@ -21,6 +21,7 @@ from hybridtune.measure.launch_env import (child_environment, nested_mpi_command
                                            step_environment, step_mpi_command)
 from hybridtune.measure.provenance import (build_identity, code_sha256, hardware_identity,
                                           node_name)
+from hybridtune.measure.repetitions import repeat, steps_per_repetition
 from hybridtune.measure.statistics import median_ci, relative_half_width
 
 STATUSES = ("ok", "compile_error", "crash", "timeout", "wrong_result")
@@ -346,25 +347,18 @@ def _calibrate(child: _Child, task: MeasureTask, options: MeasureOptions) -> int
     child.send(f"warmup 0.0 {h} {options.warmup_steps}")
     child.read()
     child.send(f"rep 0.0 {h} 1")
-    one = max(float(child.read()), 1e-9)
-    return max(1, int(math.ceil(options.repetition_s / one)))
+    return steps_per_repetition(float(child.read()), options.repetition_s)
 
 
 def _time(child: _Child, task: MeasureTask, options: MeasureOptions, steps: int) -> list[float]:
-    """Repetitions of steps steps until the interval is within the target or the budget is spent."""
+    """Repetitions of steps steps under the timing protocol's stop rule (measure/repetitions)."""
     h = repr(task.h)
-    samples: list[float] = []
-    started = time.monotonic()
-    while len(samples) < options.max_repetitions:
+
+    def once() -> float:
         child.send(f"rep 0.0 {h} {steps}")
-        samples.append(float(child.read()))
-        if len(samples) >= options.min_repetitions:
-            median, low, high = median_ci(samples)
-            if relative_half_width(median, low, high) <= options.ci_target:
-                break
-            if time.monotonic() - started > options.budget_s:
-                break
-    return samples
+        return float(child.read())
+
+    return repeat(once, options)
 
 
 def retime_interleaved(tasks: list[MeasureTask], options: MeasureOptions = MeasureOptions(),

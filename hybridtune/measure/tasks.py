@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
+import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -85,13 +86,32 @@ def with_reference(tasks: list[MeasureTask], config: Configuration,
     return [replace(task, reference=state) for task in tasks]
 
 
-def prebuild(generated: list, workers: int | None = None) -> None:
-    """Compile generated variants before any is timed, one gcc per usable core (failures are
-    kept for measure, which reports them)."""
+@dataclass(frozen=True)
+class Prebuilt:
+    """What building ahead did: the libraries compiled, found built, failed (id and message)."""
+    variants: int
+    compiled: int
+    cached: int
+    failed: tuple
+    runners_ok: bool
+    seconds: float
+
+    def as_json(self) -> dict:
+        return {**self.__dict__, "failed": [{"id": i, "message": m} for i, m in self.failed]}
+
+
+def prebuild(generated: list, workers: int | None = None) -> Prebuilt:
+    """Compile generated variants before any is timed, one gcc per usable core, and the runners
+    they need (failures are kept for measure, which reports them)."""
+    started = time.monotonic()
     with ThreadPoolExecutor(max_workers=workers or usable_cores()) as pool:
-        list(pool.map(variant_library, generated))
-    for mpi in sorted({variant.mpi for variant in generated}):
-        runner_program(mpi)
+        built = list(pool.map(variant_library, generated))
+    runners = [runner_program(mpi) for mpi in sorted({variant.mpi for variant in generated})]
+    return Prebuilt(len(built), sum(b.ok and not b.cached for b in built),
+                    sum(b.cached for b in built),
+                    tuple((g.variant_id, b.message[-500:]) for g, b in zip(generated, built)
+                          if not b.ok),
+                    all(r.ok for r in runners), time.monotonic() - started)
 
 
 def measure_configuration(scenario: Scenario, config: Configuration, variants: list[Variant],
