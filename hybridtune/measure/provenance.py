@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import socket
+import subprocess
 from functools import lru_cache
 from pathlib import Path
 
@@ -68,3 +69,26 @@ def hardware_identity(root: str = "/") -> dict:
                 "flags_sha256": hashlib.sha256(flags.encode()).hexdigest()[:16],
                 "caches": _caches(Path(root))}
     return {"hardware_id": digest(json.dumps(hardware, sort_keys=True)), "hardware": hardware}
+
+
+def cpu_model() -> str:
+    """The CPU's model name, as /proc/cpuinfo gives it."""
+    return hardware_identity()["hardware"]["model"]
+
+
+def _git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], capture_output=True, text=True, cwd=root).stdout
+
+
+def tree_state(root: Path, folders: tuple = ("hybridtune", "native", "scenarios", "jobs")) -> dict:
+    """The commit, the uncommitted changes and a digest of the sources under root's folders (a
+    change during a run shows as a start state unlike the end state)."""
+    sources = hashlib.sha256()
+    for folder in folders:
+        for path in sorted((root / folder).rglob("*")):
+            if path.is_file() and path.suffix in (".py", ".c", ".h", ".yaml", ".sh"):
+                sources.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
+    return {"commit": _git(root, "rev-parse", "HEAD").strip(),
+            "uncommitted": [line for line in _git(root, "status", "--porcelain").splitlines()
+                            if line.strip()],
+            "sources_sha256": sources.hexdigest()[:16]}

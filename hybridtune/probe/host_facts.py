@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import re
 import statistics
 import subprocess
@@ -225,3 +226,13 @@ def read_host_facts(root: Path | str = "/", use_lscpu: bool | None = None) -> Ho
         clock_source=clock_source, caches=_caches(root, topology["threads_per_core"], total),
         available_memory_bytes=_available_memory(root),
         transparent_hugepage=thp.group(1) if thp else "unknown", topology_source=source)
+
+
+def host_summary(facts: HostFacts) -> dict:
+    """What a benchmark names its host by: the CPU, its cores, each data cache level's size (one
+    cache), whether a hypervisor runs it, the host's name and kernel."""
+    return {"model": facts.model_name, "vendor": facts.vendor, "cores": facts.cores,
+            "cpus": os.cpu_count(), "usable_cores": facts.usable_cores,
+            **{f"l{cache.level}_bytes": cache.size_bytes for cache in facts.caches},
+            "hypervisor": "hypervisor" in facts.flags, "hostname": platform.node(),
+            "kernel": platform.release()}
