@@ -308,20 +308,8 @@ def parse_ivp(source: Source) -> IVP:
             known.add(qname)
             int_names.add(qname)
 
-    constants = []
-    for item in fields["constants"].sequence() if "constants" in fields else []:
-        text = item.string()
-        match = _CONSTANT.match(text)
-        if not match:
-            raise item.error("a constant declaration 'double NAME = value'")
-        cname, value_text = match.groups()
-        if cname in RESERVED or cname in known:
-            raise item.error(f"a new constant name ('{cname}' is already defined or reserved)")
-        tree = Node(item.source, value_text, item.path, item.line).parsed(parse_expression)
-        check_tree(item, tree, known - {"j"}, int_names, inputs=False, what="a constant value")
-        constants.append((cname, tree))
-        value_nodes[cname] = item
-        known.add(cname)
+    constants = _constants(fields["constants"], known, int_names, value_nodes) \
+        if "constants" in fields else []
 
     code_names = known | {"j", "t"}
     components = _blocks(fields["components"], int_names, code_names, inputs=True)
@@ -334,20 +322,45 @@ def parse_ivp(source: Source) -> IVP:
     description = fields["description"].string() if "description" in fields else ""
     ivp = IVP(name, sizes, tuple(quantities), tuple(constants), components, initial, aliases,
               stable_step, description, source.path)
-
     for n in sizes.samples():
-        try:
-            env = ivp.environment(n)
-        except EvaluationError as exc:
-            where = value_nodes.get(exc.name, root)
-            raise where.error(f"a value that evaluates at n = {n} ({exc})") from None
-        for qname, _ in quantities:
-            if not is_int(env[qname]):
-                raise fields["quantities"].error(f"quantity {qname} of integer type")
-        check_cover(fields["components"], components, env, n)
-        check_cover(fields["initial_values"], initial, env, n)
-        check_reads(fields["components"], components, env, n)
+        _check_at(ivp, n, fields, value_nodes, root)
     return _with_affine_blocks(ivp, fields["components"])
+
+
+def _constants(node: Node, known: set, int_names: set, value_nodes: dict) -> list:
+    """(name, value) of each constant declaration, each value reading only names known before it;
+    each name is added to known and its node to value_nodes."""
+    constants = []
+    for item in node.sequence():
+        text = item.string()
+        match = _CONSTANT.match(text)
+        if not match:
+            raise item.error("a constant declaration 'double NAME = value'")
+        cname, value_text = match.groups()
+        if cname in RESERVED or cname in known:
+            raise item.error(f"a new constant name ('{cname}' is already defined or reserved)")
+        tree = Node(item.source, value_text, item.path, item.line).parsed(parse_expression)
+        check_tree(item, tree, known - {"j"}, int_names, inputs=False, what="a constant value")
+        constants.append((cname, tree))
+        value_nodes[cname] = item
+        known.add(cname)
+    return constants
+
+
+def _check_at(ivp: IVP, n: int, fields: dict, value_nodes: dict, root: Node) -> None:
+    """At size n the values evaluate, quantities are integers and the blocks cover the components
+    once and read only what exists (value_nodes: a value's name -> its node)."""
+    try:
+        env = ivp.environment(n)
+    except EvaluationError as exc:
+        where = value_nodes.get(exc.name, root)
+        raise where.error(f"a value that evaluates at n = {n} ({exc})") from None
+    for qname, _ in ivp.quantities:
+        if not is_int(env[qname]):
+            raise fields["quantities"].error(f"quantity {qname} of integer type")
+    check_cover(fields["components"], ivp.components, env, n)
+    check_cover(fields["initial_values"], ivp.initial_values, env, n)
+    check_reads(fields["components"], ivp.components, env, n)
 
 
 def _with_affine_blocks(ivp: IVP, node: Node) -> IVP:

@@ -210,18 +210,8 @@ def parse_scenario(source: Source) -> Scenario:
     ivps = tuple(load_named("ivp", ref, base, where) for ref, where in _names(fields["ivps"]))
     skeletons = tuple(load_named("skeleton", ref, base, where) for ref, where in
                       _names(fields["skeletons"]))
-    if "kernels" in fields:
-        kernel_refs = _names(fields["kernels"])
-    else:   # the templates the skeletons name, beside the scenario or from the library
-        shipped = {k.lower() for k in library.library_files("kernel")}
-        kernel_refs = []
-        for name in dict.fromkeys(name for sk in skeletons for name in sk.templates):
-            beside = base / f"{name}.kernel.yaml"
-            if beside.is_file():
-                kernel_refs.append((beside.name, fields["skeletons"]))
-            elif name.lower() in shipped:
-                kernel_refs.append((name, fields["skeletons"]))
-            # otherwise reported below as the skeleton's unknown template, at its line
+    kernel_refs = _names(fields["kernels"]) if "kernels" in fields else \
+        _named_templates(skeletons, base, fields["skeletons"])
     templates = {}
     for ref, where in kernel_refs:
         template = load_named("kernel", ref, base, where)
@@ -248,11 +238,9 @@ def parse_scenario(source: Source) -> Scenario:
                                     "(A-mpi ... H-mpi)", value=str(list(ranks)))
     skeletons = with_neighbour_forms(skeletons)
     name = fields["name"].string() if "name" in fields else Path(source.path).name.split(".")[0]
-    specialise = False
-    if "specialise_n" in fields:
-        specialise = fields["specialise_n"].value
-        if not isinstance(specialise, bool):
-            raise fields["specialise_n"].error("true or false")
+    specialise = fields["specialise_n"].value if "specialise_n" in fields else False
+    if not isinstance(specialise, bool):
+        raise fields["specialise_n"].error("true or false")
     model = "ECM"
     if "model" in fields:
         model = fields["model"].string()
@@ -261,6 +249,21 @@ def parse_scenario(source: Source) -> Scenario:
     return Scenario(name, methods, ivps, tuple(templates.values()), skeletons, machine, note,
                     sizes, threads, _strategy(fields.get("strategy")), source.path, specialise,
                     model, ranks)
+
+
+def _named_templates(skeletons: tuple, base: Path, where: Node) -> list:
+    """(reference, node) of the kernel templates the skeletons name, found beside the scenario or
+    in the library; one found in neither is reported as the skeleton's unknown template, at its
+    line."""
+    shipped = {k.lower() for k in library.library_files("kernel")}
+    refs = []
+    for name in dict.fromkeys(name for sk in skeletons for name in sk.templates):
+        beside = base / f"{name}.kernel.yaml"
+        if beside.is_file():
+            refs.append((beside.name, where))
+        elif name.lower() in shipped:
+            refs.append((name, where))
+    return refs
 
 
 def _positive_integers(node: Node) -> tuple[int, ...]:
