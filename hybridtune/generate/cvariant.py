@@ -54,26 +54,7 @@ def generate_variant(variant: Variant, skeleton: Skeleton, templates: dict, meth
         functions[name] = kernel_function(templates[name], choice[name], method, ivp,
                                           f"k_{choice[name]}")
 
-    buffers: dict[str, int] = {}
-    calls = []
-    for directive, _ in loops_and_directives(skeleton.program):
-        if directive.name != "KERNEL":
-            continue
-        call = kernel_call(directive)
-        template = templates[call.template]
-        bound = dict(call.bindings)
-        used = []
-        for array in functions[call.template].params:
-            decl = template.decl(array)
-            rows = s if len(decl.dims) == 2 else 1
-            buffer = bound.get(array, array)
-            if buffers.setdefault(buffer, rows) != rows:
-                raise GenerationError(f"buffer {buffer} has two shapes in skeleton {skeleton.name}")
-            used.append(buffer)
-        if len(set(used)) != len(used):
-            raise GenerationError(f"skeleton {skeleton.name}: %KERNEL {call.template} binds two "
-                                  "arrays to one buffer (restrict would be violated)")
-        calls.append(call)
+    buffers, calls = _buffers_and_calls(skeleton, templates, functions, s)
     if "y" not in buffers or buffers["y"] != 1:
         raise GenerationError(f"skeleton {skeleton.name}: no kernel uses the state vector y[n]")
 
@@ -103,6 +84,32 @@ def generate_variant(variant: Variant, skeleton: Skeleton, templates: dict, meth
     lines += _lifecycle(variant, ivp, buffers, fixed_n, s, mpi, neighbour)
     return GeneratedVariant(variant.id, "\n".join(lines) + "\n", tuple(buffers.items()), mpi,
                             tuple(call.template for call in calls))
+
+
+def _buffers_and_calls(skeleton: Skeleton, templates: dict, functions: dict, s: int
+                       ) -> tuple[dict, list]:
+    """The skeleton's buffers (name -> rows: s for a stage array, 1 for a vector) in order of first
+    use, and its %KERNEL calls; a buffer of two shapes or bound twice in one call is an error."""
+    buffers: dict[str, int] = {}
+    calls = []
+    for directive, _ in loops_and_directives(skeleton.program):
+        if directive.name != "KERNEL":
+            continue
+        call = kernel_call(directive)
+        template = templates[call.template]
+        bound = dict(call.bindings)
+        used = []
+        for array in functions[call.template].params:
+            rows = s if len(template.decl(array).dims) == 2 else 1
+            buffer = bound.get(array, array)
+            if buffers.setdefault(buffer, rows) != rows:
+                raise GenerationError(f"buffer {buffer} has two shapes in skeleton {skeleton.name}")
+            used.append(buffer)
+        if len(set(used)) != len(used):
+            raise GenerationError(f"skeleton {skeleton.name}: %KERNEL {call.template} binds two "
+                                  "arrays to one buffer (restrict would be violated)")
+        calls.append(call)
+    return buffers, calls
 
 
 def _step(skeleton, functions, calls, buffers, m, s, fixed_n) -> list[str]:

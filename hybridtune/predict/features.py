@@ -119,61 +119,89 @@ def ranking_features(predictions, method, machine: Machine, step_bytes: dict,
     machine_facts = {key: _plain(float(value))
                      for key, value in machine_characteristics(machine).items()}
     ratios: dict = {}
-    shares: dict = {}       # a kernel's share -> (parts, terms, the kernel's tpl_ entries)
-
-    def share(kernel: dict) -> tuple:
-        template = kernel["template"]
-        key = (id(kernel["parts"]), template, kernel["calls_per_step"], kernel["seconds"])
-        if key not in shares:     # parts kept in the value: its id is not reused meanwhile
-            terms = _kernel_terms(kernel)
-            own = _summed([(template, terms)])[1][template]
-            entries = [(f"tpl_{template}_s", _plain(kernel["seconds"]))]
-            entries += [(f"tpl_{template}_{name}_s", _plain(seconds))
-                        for name, seconds in own.items() if seconds > 0]
-            shares[key] = (kernel["parts"], terms, entries)
-        return shares[key]
-
+    shares = KernelShares()
     rows = []
     for prediction in predictions:
         if prediction.status != "ok":
             rows.append({})
             continue
-        predicted = prediction.predicted_s
         size = step_bytes[prediction.skeleton]
         if (size, prediction.threads) not in ratios:
             ratios[size, prediction.threads] = {
                 key: _plain(value)
                 for key, value in working_set_ratios(size, machine, prediction.threads).items()}
-        kernels = [(kernel, share(kernel)) for kernel in prediction.kernels]
-        total: dict = {}
-        for _, (_, terms, _) in kernels:
-            for name, seconds in terms:
-                total[name] = total.get(name, 0.0) + seconds
-        features = {key: _plain(value) for key, value in (
-            ("feature_schema", FEATURE_SCHEMA), ("machine_sha256", machine.sha256),
-            ("predicted_s", predicted), ("t_com_s", prediction.t_com_s),
-            ("barriers", prediction.barriers), ("n", prediction.n),
-            ("threads", prediction.threads), ("stages", method.stages),
-            ("corrector_steps", method.corrector_steps), ("step_bytes", size),
-            ("kernels", len(prediction.kernels)))}
-        if prediction.ranks > 1:    # absent on one rank (learn/encode reads 1 rank, 0 bytes)
-            features.update(ranks=prediction.ranks, comm_bytes=_plain(prediction.comm_bytes))
+        kernels = [shares.of(kernel) for kernel in prediction.kernels]
+        features = _configuration_features(prediction, method, machine, size)
         features.update(ratios[size, prediction.threads])
         features.update(facts)
         features.update(machine_facts)
-        for name, seconds in total.items():
-            features[f"ecm_{name}_s"] = _plain(seconds)
-            features[f"share_{name}"] = _plain(seconds / predicted)
-        if len({kernel["template"] for kernel in prediction.kernels}) == len(kernels):
-            for _, (_, _, entries) in kernels:     # a template's sums are its one kernel's
-                features.update(entries)
-        else:
-            per_template = contribution_seconds(prediction)[1]
-            for kernel in prediction.kernels:
-                template = kernel["template"]
-                features[f"tpl_{template}_s"] = _plain(kernel["seconds"])
-                for name, seconds in per_template[template].items():
-                    if seconds > 0:     # a missing template contribution reads as 0
-                        features[f"tpl_{template}_{name}_s"] = _plain(seconds)
+        features.update(_contribution_features(kernels, prediction.predicted_s))
+        features.update(_template_features(prediction, kernels))
         rows.append(features)
     return rows
+
+
+class KernelShares:
+    """A kernel's share of a step worked out once for every variant that holds it: its parts, its
+    contribution terms and its tpl_ feature entries."""
+
+    def __init__(self):
+        self._shares: dict = {}
+
+    def of(self, kernel: dict) -> tuple:
+        """(parts, terms, the kernel's tpl_ entries) of one kernel of a prediction."""
+        template = kernel["template"]
+        key = (id(kernel["parts"]), template, kernel["calls_per_step"], kernel["seconds"])
+        if key not in self._shares:     # parts kept in the value: its id is not reused meanwhile
+            terms = _kernel_terms(kernel)
+            own = _summed([(template, terms)])[1][template]
+            entries = [(f"tpl_{template}_s", _plain(kernel["seconds"]))]
+            entries += [(f"tpl_{template}_{name}_s", _plain(seconds))
+                        for name, seconds in own.items() if seconds > 0]
+            self._shares[key] = (kernel["parts"], terms, entries)
+        return self._shares[key]
+
+
+def _configuration_features(prediction, method, machine: Machine, size: int) -> dict:
+    """The features of a prediction's configuration and layout, before the machine's and IVP's."""
+    features = {key: _plain(value) for key, value in (
+        ("feature_schema", FEATURE_SCHEMA), ("machine_sha256", machine.sha256),
+        ("predicted_s", prediction.predicted_s), ("t_com_s", prediction.t_com_s),
+        ("barriers", prediction.barriers), ("n", prediction.n),
+        ("threads", prediction.threads), ("stages", method.stages),
+        ("corrector_steps", method.corrector_steps), ("step_bytes", size),
+        ("kernels", len(prediction.kernels)))}
+    if prediction.ranks > 1:    # absent on one rank (learn/encode reads 1 rank, 0 bytes)
+        features.update(ranks=prediction.ranks, comm_bytes=_plain(prediction.comm_bytes))
+    return features
+
+
+def _contribution_features(kernels: list, predicted: float) -> dict:
+    """ecm_NAME_s and share_NAME: each contribution's seconds over the kernels (their shares) and
+    its part of the predicted time."""
+    total: dict = {}
+    for _, terms, _ in kernels:
+        for name, seconds in terms:
+            total[name] = total.get(name, 0.0) + seconds
+    features = {}
+    for name, seconds in total.items():
+        features[f"ecm_{name}_s"] = _plain(seconds)
+        features[f"share_{name}"] = _plain(seconds / predicted)
+    return features
+
+
+def _template_features(prediction, kernels: list) -> dict:
+    """tpl_ entries: per template its seconds and its contributions (kernels: their shares)."""
+    features: dict = {}
+    if len({kernel["template"] for kernel in prediction.kernels}) == len(kernels):
+        for _, _, entries in kernels:     # a template's sums are its one kernel's
+            features.update(entries)
+        return features
+    per_template = contribution_seconds(prediction)[1]
+    for kernel in prediction.kernels:
+        template = kernel["template"]
+        features[f"tpl_{template}_s"] = _plain(kernel["seconds"])
+        features.update((f"tpl_{template}_{name}_s", _plain(seconds))
+                        for name, seconds in per_template[template].items()
+                        if seconds > 0)     # a missing template contribution reads as 0
+    return features
