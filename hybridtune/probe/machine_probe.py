@@ -131,25 +131,53 @@ def probe_machine(facts: HostFacts | None = None, benchmark: BandwidthBenchmark 
     elapsed = time.monotonic() - started
     upstream, upstream_notes = _upstream(facts, layout, measured, chosen_clock.clock_hz)
     notes = [chosen_clock.note, arch_note,
-             f"sockets, cores and threads from {facts.topology_source}; caches from "
-             "/sys/devices/system/cpu/cpu0/cache",
-             f"port model from OSACA's {arch} data: non-overlapping = load data ports "
-             f"{non_overlapping}",
-             f"FLOPs per cycle from the {arch} pipes ({CORE_FACTS[arch][2]} FMA, "
-             f"{CORE_FACTS[arch][3]} ADD, {CORE_FACTS[arch][4]} MUL) and the vector width the "
-             "flags allow",
-             f"cache policies, duplexness and overlap follow the {layout.name} layout",
-             "upstream throughput above L1: the 1-core load kernel's cycles per cache line at that "
-             "level" + ("" if layout.transfers_overlap else " minus those of the level below"),
-             f"bandwidths: native/{PROBE_PROGRAM}.c, every kernel measured (none derived), bytes "
-             "counted as likwid-bench does (no write-allocate); results are the best sample, "
-             "stats all samples",
-             f"footprints: {LEVEL_SHARE:g} of each cache level's capacity in use, memory "
-             f"{MEMORY_FACTOR}x the last level cache",
-             f"gcc resolves -march=native to {target} here; kerncraft compiles for that target, "
-             "so the file predicts the same from any host", *target_notes,
+             *_model_notes(facts, arch, non_overlapping, layout, target), *target_notes,
              f"benchmarks took {elapsed:.1f} s ({rounds} rounds of {len(BENCH_KERNELS)} kernels "
              f"x {len(cores)} core counts)"] + notes + regime_notes + upstream_notes
+    notes += _usable_notes(facts, measured_cores, measured)
+    mapping = {
+        **_host_keys(facts, chosen_clock, micro_architecture, arch),
+        **compilers,
+        "FLOPs per cycle": flops_per_cycle(arch, facts.flags),
+        "overlapping model": {"ports": {"OSACA": overlapping}},
+        "non-overlapping model": {"ports": {"OSACA": non_overlapping}},
+        "cacheline size": f"{facts.caches[0].line_bytes} B",
+        "memory hierarchy": _memory_hierarchy(facts, layout, non_overlapping, upstream),
+        "benchmarks": {
+            "kernels": _kernels_section(),
+            "measurements": measurements_section(plan, cores, measured),
+        },
+        "probe notes": notes,
+    }
+    _add_bandwidth_check(mapping, notes)
+    return mapping
+
+
+def _model_notes(facts: HostFacts, arch: str, non_overlapping, layout, target: str
+                 ) -> list[str]:
+    """Where the file's models come from: topology, ports, FLOPs, caches, bandwidths, target."""
+    return [f"sockets, cores and threads from {facts.topology_source}; caches from "
+            "/sys/devices/system/cpu/cpu0/cache",
+            f"port model from OSACA's {arch} data: non-overlapping = load data ports "
+            f"{non_overlapping}",
+            f"FLOPs per cycle from the {arch} pipes ({CORE_FACTS[arch][2]} FMA, "
+            f"{CORE_FACTS[arch][3]} ADD, {CORE_FACTS[arch][4]} MUL) and the vector width the "
+            "flags allow",
+            f"cache policies, duplexness and overlap follow the {layout.name} layout",
+            "upstream throughput above L1: the 1-core load kernel's cycles per cache line at that "
+            "level" + ("" if layout.transfers_overlap else " minus those of the level below"),
+            f"bandwidths: native/{PROBE_PROGRAM}.c, every kernel measured (none derived), bytes "
+            "counted as likwid-bench does (no write-allocate); results are the best sample, "
+            "stats all samples",
+            f"footprints: {LEVEL_SHARE:g} of each cache level's capacity in use, memory "
+            f"{MEMORY_FACTOR}x the last level cache",
+            f"gcc resolves -march=native to {target} here; kerncraft compiles for that target, "
+            "so the file predicts the same from any host"]
+
+
+def _usable_notes(facts: HostFacts, measured_cores: int, measured: dict) -> list[str]:
+    """Warnings: fewer cores usable than a socket has, a last level cache that acts as memory."""
+    notes = []
     if measured_cores < facts.cores_per_socket:
         notes.append(f"only {measured_cores} of {facts.cores_per_socket} cores per socket are "
                      "usable here: measurements stop there")
@@ -159,8 +187,12 @@ def probe_machine(facts: HostFacts | None = None, benchmark: BandwidthBenchmark 
         notes.append(f"warning: the {last} footprint behaved like main memory (1-core load "
                      f"{gb_s(llc)} against {gb_s(memory)}): the reported {last} size may not be "
                      "usable here")
-    per_numa = max(1, facts.cores // facts.numa_domains)
-    mapping = {
+    return notes
+
+
+def _host_keys(facts: HostFacts, chosen_clock, micro_architecture: str, arch: str) -> dict:
+    """The machine file's first keys: format, model, clocks, topology and in-core model."""
+    return {
         "kerncraft version": KERNCRAFT_FORMAT,
         "model type": f"{micro_architecture} class core, probed by hybridtune",
         "model name": facts.model_name,
@@ -170,30 +202,29 @@ def probe_machine(facts: HostFacts | None = None, benchmark: BandwidthBenchmark 
         "cores per socket": facts.cores_per_socket,
         "threads per core": facts.threads_per_core,
         "NUMA domains per socket": max(1, facts.numa_domains // facts.sockets),
-        "cores per NUMA domain": per_numa,
+        "cores per NUMA domain": max(1, facts.cores // facts.numa_domains),
         "transparent hugepage": facts.transparent_hugepage,
         "in-core model": {"OSACA": arch},
         "isa": "x86",
-        **compilers,
-        "FLOPs per cycle": flops_per_cycle(arch, facts.flags),
-        "overlapping model": {"ports": {"OSACA": overlapping}},
-        "non-overlapping model": {"ports": {"OSACA": non_overlapping}},
-        "cacheline size": f"{facts.caches[0].line_bytes} B",
-        "memory hierarchy": _memory_hierarchy(facts, layout, non_overlapping, upstream),
-        "benchmarks": {
-            "kernels": {k.name: {"FLOPs per iteration": k.flops,
-                                 "read streams": {"bytes": f"{8 * k.read_streams:.2f} B",
-                                                  "streams": k.read_streams},
-                                 "read+write streams": {"bytes": f"{8 * k.read_write_streams:.2f} B",
-                                                        "streams": k.read_write_streams},
-                                 "write streams": {"bytes": f"{8 * k.write_streams:.2f} B",
-                                                   "streams": k.write_streams},
-                                 "measured as": f"{PROBE_PROGRAM} -k {k.name}: {k.formula}"}
-                        for k in BENCH_KERNELS},
-            "measurements": measurements_section(plan, cores, measured),
-        },
-        "probe notes": notes,
     }
+
+
+def _kernels_section() -> dict:
+    """The benchmark kernels as kerncraft's machine file describes them."""
+    return {k.name: {"FLOPs per iteration": k.flops,
+                     "read streams": {"bytes": f"{8 * k.read_streams:.2f} B",
+                                      "streams": k.read_streams},
+                     "read+write streams": {"bytes": f"{8 * k.read_write_streams:.2f} B",
+                                            "streams": k.read_write_streams},
+                     "write streams": {"bytes": f"{8 * k.write_streams:.2f} B",
+                                       "streams": k.write_streams},
+                     "measured as": f"{PROBE_PROGRAM} -k {k.name}: {k.formula}"}
+            for k in BENCH_KERNELS}
+
+
+def _add_bandwidth_check(mapping: dict, notes: list) -> None:
+    """The file's ECM composition of each level's 1-core load bandwidth against the measured one,
+    added to the mapping and its notes."""
     checks = check_bandwidths(mapping)
     mapping["bandwidth check"] = {
         c.level: {"file": None if c.file_Bps is None else gb_s(c.file_Bps),
@@ -204,7 +235,6 @@ def probe_machine(facts: HostFacts | None = None, benchmark: BandwidthBenchmark 
                  "composes it from this file against the measured one")
     notes.extend(f"bandwidth check: {c.level} file {gb_s(c.file_Bps)}, measured "
                  f"{gb_s(c.measured_Bps)}, ratio {c.ratio:.2f}" for c in checks if c.ratio)
-    return mapping
 
 
 def compiler_entries(target: str) -> tuple[dict, list]:
