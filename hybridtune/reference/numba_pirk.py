@@ -87,7 +87,7 @@ def step_source(method, ivp_name: str) -> str:
         body.append(f"Fr{l} = F[{l}]")
         body.append(_rhs_block(ivp_name, "y", f"Fr{l}", f"t + {lit(c[l])} * h"))
     body.append(f"for k in range({m}):")
-    lc = [f"    for j in prange(n):", "        yj = y[j]"]
+    lc = ["    for j in prange(n):", "        yj = y[j]"]
     lc += [f"        f{i} = F[{i}, j]" for i in range(s)]
     for l in range(s):
         terms = " + ".join(f"{lit(A[l, i])} * f{i}" for i in range(s))
