@@ -5,6 +5,8 @@ Also the transfer between configurations and what a space-filling share of the m
 
 from __future__ import annotations
 
+from hybridtune.strategies.transfer import LABELS, LEVEL
+
 
 def share_lines(valued: list) -> list[str]:
     """What each space-filling share of the training runs buys, as text."""
@@ -52,7 +54,6 @@ def offline_error_lines(found: dict) -> list[str]:
 def transfer_lines(result) -> list[str]:
     """What measurements of other configurations tell of the left-out IVPs' configurations, as
     text, beside hybrid's own numbers."""
-    from hybridtune.strategies.transfer import LABELS, LEVEL
     found = result.transfer
     if not found:
         return []

@@ -47,7 +47,7 @@ def check_scaling_arguments(args) -> None:
 def cmd_scaling(args) -> int:
     from hybridtune.describe.loader import load
     from hybridtune.describe.platform import load_platform
-    from hybridtune.commands.predict_command import open_store
+    from hybridtune.pipeline.store_policy import open_store
     from hybridtune.pipeline.scaling_studies import scaling_studies
     from hybridtune.predict.kerncraft_adapter import check_compiler
     from hybridtune.predict.scaling_curves import study_json
@@ -78,9 +78,7 @@ def cmd_scaling(args) -> int:
     return 0
 
 
-def add_plan_arguments(sub) -> None:
-    plan = sub.add_parser("plan", help="which variant, ranks, threads and nodes for a job: the "
-                          "fastest layout up to --nodes-max nodes (or the fastest at an efficiency)")
+def add_arguments(plan) -> None:
     plan.add_argument("scenario")
     plan.add_argument("--nodes-max", type=int, required=True, metavar="N")
     plan.add_argument("--efficiency", type=float, metavar="E", help="the fastest layout whose "
@@ -136,10 +134,10 @@ def plan_lines(plan) -> list[str]:
     return lines
 
 
-def cmd_plan(args) -> int:
+def run(args) -> int:
     from hybridtune.describe.loader import load
     from hybridtune.describe.platform import load_platform
-    from hybridtune.commands.predict_command import open_store
+    from hybridtune.pipeline.store_policy import open_store
     from hybridtune.pipeline.job_plan import plan_job
     from hybridtune.predict.kerncraft_adapter import check_compiler
     if args.nodes_max < 1:

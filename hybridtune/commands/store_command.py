@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import sys
 
+from hybridtune.commands.exit_codes import EXIT_OK
+from hybridtune.store import merge_stores, upgrade_store
 
-def add_arguments(sub, parser_class) -> None:
-    store = sub.add_parser("store", help="store files: upgrade an old schema, merge several stores")
-    store_sub = store.add_subparsers(dest="store_command", required=True, parser_class=parser_class)
+
+def add_arguments(store) -> None:
+    store_sub = store.add_subparsers(dest="store_command", required=True,
+                                     parser_class=type(store))
     upgrade = store_sub.add_parser("upgrade", help="write an older store at the current schema "
                                    "version as a new file (the old one is left unchanged)")
     upgrade.add_argument("old", metavar="OLD")
@@ -23,16 +26,15 @@ def add_arguments(sub, parser_class) -> None:
                        "same code (one first timing per pass) instead of the narrowest")
 
 
-def cmd_store(args) -> int:
-    from hybridtune.store import merge_stores, upgrade_store
-    run = {"argv": sys.argv[1:]}
+def run(args) -> int:
+    record = {"argv": sys.argv[1:]}
     if args.store_command == "upgrade":
-        summary = upgrade_store(args.old, args.output, run)
+        summary = upgrade_store(args.old, args.output, record)
         rows = ", ".join(f"{count} {table}" for table, count in summary.rows.items() if count)
         print(f"wrote {summary.target}: schema {summary.from_version} -> {summary.to_version} "
               f"from {summary.source} (left unchanged); {rows or 'no rows'}")
-        return 0
-    summary = merge_stores(args.stores, args.output, run, passes=args.passes)
+        return EXIT_OK
+    summary = merge_stores(args.stores, args.output, record, passes=args.passes)
     print(f"wrote {summary.target} from {len(summary.sources)} stores "
           f"({', '.join(summary.sources)}):")
     for table, counts in summary.tables.items():
@@ -42,4 +44,4 @@ def cmd_store(args) -> int:
                 dropped.append(f"{counts.superseded} superseded by a narrower interval")
             print(f"  {table}: {counts.rows_in} rows in, {counts.rows_out} kept"
                   + (f" ({', '.join(dropped)})" if dropped else ""))
-    return 0
+    return EXIT_OK

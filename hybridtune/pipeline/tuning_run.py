@@ -17,6 +17,7 @@ from hybridtune.pipeline.hybrid_searches import searches
 from hybridtune.pipeline.measuring_phase import Collector, retime, run_searches, spread_builds, task_cost
 from hybridtune.pipeline.measurement_rows import row_ok
 from hybridtune.pipeline.offline_stages import predict_scenario
+from hybridtune.pipeline.tuning_observer import TuningObserver
 from hybridtune.generate.pool import pool_for
 from hybridtune.learn import timing
 from hybridtune.measure.provenance import build_identity, code_sha256
@@ -26,8 +27,6 @@ from hybridtune.strategies.protocol import Candidates
 from hybridtune.strategies.registry import BELIEF, PLANNED, shortlist, shortlist_search
 
 FINAL_FAILURES = ("compile_error", "crash", "wrong_result")
-SECONDS_PER_ANALYSIS = 2.0      # --dry-run's estimates of one kerncraft analysis and one build
-SECONDS_PER_BUILD = 1.5         # (docs/benchmarks.md#constants-set-from-measurements)
 
 
 @dataclass(frozen=True)
@@ -201,70 +200,101 @@ def plan_configurations(request: TuneRequest, rankings, stored: dict, hardware_i
     return plans
 
 
-def tune(request: TuneRequest, store, executor, workers: int, hardware_id: str,
-         on_predicted=None, on_planned=None, on_result=None, on_phase=None,
-         on_analysis=None, on_built=None, analysis_executor=None, on_note=None) -> TuneResult:
-    """Run the whole pipeline; rank 0 only (the executor reaches the other nodes).
+@dataclass(frozen=True)
+class TuningSite:
+    """Where a run's work runs: the executor of builds and measurements (it reaches the other
+    nodes), the analyses' workers and executor (None: a process pool of `workers` here), and the
+    hardware stored measurements are matched to."""
+    executor: object
+    workers: int
+    hardware_id: str
+    analysis_executor: object = None
 
-    The callbacks tell the command line what happens: on_phase(name, total) as analyses, builds and
-    measurements start, on_analysis(job, results), on_built(count) and on_result(plan, row) as
-    they end; analysis_executor (default: a process pool here) runs the kerncraft analyses,
-    on_predicted(offline) and on_planned(plan) with the rankings and shortlists, on_note(text) with
-    what the user must know before measuring starts (the hybrid strategy's prior)."""
+
+@dataclass(frozen=True)
+class Measured:
+    """The measuring phase's outcome per configuration, whether it ended before the time limit,
+    and what the run wants its user to know."""
+    outcomes: tuple
+    complete: bool
+    notes: tuple = ()
+
+
+def tune(request: TuneRequest, store, site: TuningSite,
+         observer: TuningObserver | None = None) -> TuneResult:
+    """Run the whole pipeline; rank 0 only (the executor reaches the other nodes). The observer
+    (default: one that ignores everything) is told each event, in the order its class gives."""
+    observer = observer or TuningObserver()
     started = time.monotonic()
     deadline = started + request.time_limit_s if request.time_limit_s else None
     offline = predict_scenario(
-        request.scenario, request.n, list(request.threads or []) or None, store, workers,
-        on_loop=on_analysis, executor=analysis_executor, ranks=list(request.ranks or []) or None,
-        on_analyses=(lambda count: on_phase("kerncraft analyses", count)) if on_phase else None)
+        request.scenario, request.n, list(request.threads or []) or None, store, site.workers,
+        on_loop=observer.analysed, executor=site.analysis_executor,
+        ranks=list(request.ranks or []) or None,
+        on_analyses=lambda count: observer.phase("kerncraft analyses", count))
     t_predict = time.monotonic() - started
     signals.check()
-    if on_predicted:
-        on_predicted(offline)
+    observer.predicted(offline)
     mark = time.monotonic()
-    plans = plan_configurations(request, offline.rankings, stored_rows(store), hardware_id,
+    plans = plan_configurations(request, offline.rankings, stored_rows(store), site.hardware_id,
                                 stored_rows(store, retimed=True))
     t_plan = time.monotonic() - mark
     signals.check()
     for plan in plans:
-        if on_planned:
-            on_planned(plan)
+        observer.planned(plan)
     mark = time.monotonic()
-    adaptive = request.strategy.name not in PLANNED
-    # an adaptive strategy builds each variant where it is measured: most of its candidates never are
-    codes = [] if adaptive else list(dict.fromkeys(task.generated for plan in plans
-                                                   for task in plan.tasks))
-    if on_phase and codes:
-        on_phase("builds", len(codes))
-    spread_builds(executor, codes, on_built)
+    build_ahead(request, plans, site.executor, observer)
     t_build = time.monotonic() - mark
     mark = time.monotonic()
-    collector = Collector(store, on_result)
-    notes = ()
+    measured = measure_plans(request, plans, store, site, observer, deadline)
+    t_measure = time.monotonic() - mark
+    return TuneResult(measured.outcomes, offline, measured.complete, t_predict, t_plan, t_build,
+                      t_measure, time.monotonic() - started, measured.notes)
+
+
+def build_ahead(request: TuneRequest, plans: list, executor, observer: TuningObserver) -> None:
+    """A planned strategy's variants built before measuring; an adaptive strategy builds each
+    variant where it is measured (most of its candidates never are)."""
+    if request.strategy.name not in PLANNED:
+        return
+    codes = list(dict.fromkeys(task.generated for plan in plans for task in plan.tasks))
+    if codes:
+        observer.phase("builds", len(codes))
+    spread_builds(executor, codes, observer.built)
+
+
+def configuration_searches(request: TuneRequest, plans: list, store, hardware_id: str,
+                           observer: TuningObserver) -> tuple[list, tuple, str]:
+    """Per configuration its search, the notes for the user and the measuring phase's label."""
     if request.strategy.name in BELIEF:
         found, note = searches(plans, store, request.scenario.machine.sha256, hardware_id,
                                request.strategy.stop, request.max_measurements, request.prior,
                                request.strategy.sample)
-        notes = (note,)
-        if on_note:
-            on_note(note)
-        label = "measurements (hybrid: until few variants are expected 3% faster)"
-    else:
-        found = [shortlist_search(request.strategy, plan.candidates) for plan in plans]
-        label = "measurements"
-    if on_phase:
-        on_phase(label, sum(min(len(plan.tasks), search.most())
-                            for plan, search in zip(plans, found)))
+        observer.noted(note)
+        return found, (note,), "measurements (hybrid: until few variants are expected 3% faster)"
+    return [shortlist_search(request.strategy, plan.candidates) for plan in plans], (), \
+        "measurements"
+
+
+def measure_plans(request: TuneRequest, plans: list, store, site: TuningSite,
+                  observer: TuningObserver, deadline: float | None) -> Measured:
+    """Measure each configuration's search, re-time close contenders, and gather the outcomes."""
+    executor = site.executor
+    collector = Collector(store, observer.measured)
+    found, notes, label = configuration_searches(request, plans, store, site.hardware_id,
+                                                 observer)
+    observer.phase(label, sum(min(len(plan.tasks), search.most())
+                              for plan, search in zip(plans, found)))
     new, left = run_searches(executor, plans, found, request.options, collector, deadline,
                              task_cost(request.options))
     rows = [{**plan.reused, **new[index]} for index, plan in enumerate(plans)]
-    retimed = retime(executor, plans, rows, new, request.options, collector, deadline, on_phase)
-    t_measure = time.monotonic() - mark
+    retimed = retime(executor, plans, rows, new, request.options, collector, deadline,
+                     observer.phase)
+    adaptive = request.strategy.name not in PLANNED
     # a configuration this run did not re-time keeps the store's latest round (learn/timing's
     # rule tells whether it still decides)
     outcomes = tuple(Outcome(plan, rows[index], len(new[index]), tuple(left[index]),
                              retimed[index] or plan.retimed,
                              found[index].ended_by if adaptive else "")
                      for index, plan in enumerate(plans))
-    return TuneResult(outcomes, offline, not any(left.values()), t_predict, t_plan, t_build,
-                      t_measure, time.monotonic() - started, notes)
+    return Measured(outcomes, not any(left.values()), notes)

@@ -11,7 +11,7 @@ import pytest
 from scaling_support import run_cli
 
 from hybridtune.describe.library import PROJECT_ROOT
-from hybridtune.commands.report_command import read_scaling, scaling_plots
+from hybridtune.pipeline.report_page import read_scaling, scaling_plots
 from hybridtune.store import Store
 
 FIXTURE = PROJECT_ROOT / "tests" / "data" / "learn" / "fixture.h5"

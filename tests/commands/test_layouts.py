@@ -6,7 +6,7 @@ import pytest
 
 from hybridtune.describe.configuration import Configuration
 from hybridtune.errors import RequestError
-from hybridtune.commands.tune_command import layout_spans, reservation_lines
+from hybridtune.pipeline.measurement_layouts import layout_spans, reservation_lines
 from hybridtune.runtime.launch import Launch, JobNode
 
 

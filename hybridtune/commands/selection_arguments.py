@@ -1,0 +1,13 @@
+"""The options that select configurations (-n, --threads, --ranks) and the store, shared by predict and tune."""
+
+from __future__ import annotations
+
+
+def add_selection(parser) -> None:
+    parser.add_argument("-n", type=int, help="one size instead of the scenario's")
+    parser.add_argument("--threads", type=int, action="append", metavar="T",
+                        help="thread count per rank (repeatable; default: the scenario's)")
+    parser.add_argument("--ranks", type=int, action="append", metavar="P",
+                        help="MPI rank count (repeatable; default: the scenario's; above 1 only "
+                             "the MPI skeletons' variants are ranked)")
+    parser.add_argument("--db", metavar="FILE", help="the store (default: data/store/hybridtune.h5)")
