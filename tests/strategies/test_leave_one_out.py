@@ -11,7 +11,7 @@ import pytest
 
 from hybridtune.errors import RequestError
 from hybridtune.strategies import noise, transfer
-from hybridtune.strategies.leave_one_out import _with_other_sizes, evaluate, whole_pools
+from hybridtune.strategies.leave_one_out import _with_other_sizes, evaluate, left_out, whole_pools
 from hybridtune.learn.level import Levels, levels_of
 from hybridtune.learn.table import Rows
 from hybridtune.learn.timing import TIMING_SPREAD
@@ -180,3 +180,11 @@ def test_under_noise_every_metric_is_a_mean_over_seeds_with_its_spread(fixture_r
     assert len(noisy.hybrid_to_best["per_configuration"]) == 3 * 8
     # seeds change what is measured, not what the pools are
     assert [c["key"] for c in noisy.configurations] == [c["key"] for c in evaluate(fixture_rows).configurations]
+
+
+def test_left_out_trains_on_the_other_ivps_and_scores_the_one(fixture_rows):
+    train, test = left_out(fixture_rows, "Medakzo")
+    assert "Medakzo" not in set(train.frame["ivp"]) and set(test["ivp"]) == {"Medakzo"}
+    assert len(test) == (fixture_rows.measured["ivp"] == "Medakzo").sum()
+    assert list(test.index) == list(range(len(test)))
+    assert train.feature_schema == fixture_rows.feature_schema
