@@ -108,118 +108,206 @@ def ranking_digest(machine_sha: str, rows: list[dict]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+@dataclass(frozen=True)
+class OfflineRequest:
+    """What the offline stages rank: the scenario's configurations (n, threads and ranks narrow
+    them), how, and whether rankings may be stored.
+
+    A dry run analyses and measures nothing and writes nothing (the store may be a reader):
+    variants of loops without a stored prediction are then not ranked. communication:
+    (CommunicationModels, note) to use instead of this machine's (a platform's,
+    predict/platform_models.py); rankings are then kept out of the store with keep_rankings False.
+    ranks_per_domain: the ranks that share one NUMA domain's cores and memory bandwidth, each
+    computing on its own block. workers: the processes of the default analysis pool."""
+    scenario: Scenario
+    n: int | None = None
+    threads: tuple | None = None
+    ranks: tuple | None = None
+    workers: int | None = None
+    dry_run: bool = False
+    communication: tuple | None = None
+    keep_rankings: bool = True
+    ranks_per_domain: int = 1
+
+
 def predict_scenario(scenario: Scenario, n: int | None = None, threads: list[int] | None = None,
                      store=None, workers: int | None = None, on_loop=None, on_analyses=None,
                      dry_run: bool = False, executor=None,
                      ranks: list[int] | None = None, communication: tuple | None = None,
                      keep_rankings: bool = True, ranks_per_domain: int = 1) -> OfflineResult:
+    """predict_offline for the request these arguments spell (see OfflineRequest)."""
+    request = OfflineRequest(scenario, n, tuple(threads) if threads else threads,
+                             tuple(ranks) if ranks else ranks, workers, dry_run, communication,
+                             keep_rankings, ranks_per_domain)
+    return predict_offline(request, store, executor, on_loop, on_analyses)
+
+
+def predict_offline(request: OfflineRequest, store=None, executor=None, on_loop=None,
+                    on_analyses=None) -> OfflineResult:
     """Rank the scenario's pool for every configuration; kernel analyses come from the store
     where it has them, the rest run in parallel and are stored as each finishes.
 
     on_analyses(count) is told how many analyses are about to run, on_loop(job, results) of each
-    one done. A dry run analyses and measures nothing and writes nothing (store may be a reader):
-    variants of loops without a stored prediction are then not ranked, and `missing` counts the
-    analyses that would have run. executor (default: a process pool of `workers`) runs the
-    analyses, for instance spread over the nodes of a job. communication: (CommunicationModels,
-    note) to use instead of this machine's (a platform's, predict/platform_models.py); rankings
-    are then kept out of the store with keep_rankings False. ranks_per_domain: the ranks that
-    share one NUMA domain's cores and memory bandwidth, each computing on its own block."""
-    machine = scenario.machine
+    one done; executor (default: a process pool of request.workers) runs the analyses, for
+    instance spread over the nodes of a job. In a dry run `missing` counts the analyses that would
+    have run."""
+    scenario = request.scenario
     versions = kerncraft_adapter.versions()
-    configs = list(configurations(scenario, n, threads, ranks))
-    models, note = communication or communication_models(scenario, configs, store,
-                                                         measure=not dry_run)
-    writer = None if dry_run else store
-    missing = 0
-    rankings, failed, loops, analyses = [], {}, 0, 0
-    rows = _stored_rows(store, machine.sha256, scenario.model, versions)
-    digests, new_rankings = _stored_digests(store), 0
-    known = region_predictions(rows)
+    configs = list(configurations(scenario, request.n, _listed(request.threads),
+                                  _listed(request.ranks)))
+    models, note = request.communication or communication_models(
+        scenario, configs, store, measure=not request.dry_run)
+    writer = None if request.dry_run else store
+    taker = AnalysisTaker(scenario, versions,
+                          _stored_rows(store, scenario.machine.sha256, scenario.model, versions),
+                          writer, on_loop)
+    stored = StoredRankings(writer if request.keep_rankings else None, _stored_digests(store))
+    rankings, failed, loops, analyses, missing = [], {}, 0, 0, 0
     for method in scenario.methods:
-        forms = kernel_forms(scenario, method, workers)
-        jobs, form_keys = loop_jobs(forms, machine)
+        forms = kernel_forms(scenario, method, request.workers)
+        jobs, form_keys = loop_jobs(forms, scenario.machine)
         loops += len(jobs)
-        todo = missing_jobs(jobs, known)
-        if dry_run:
+        todo = missing_jobs(jobs, region_predictions(taker.rows))
+        if request.dry_run:
             missing += len(todo)
             todo = []
         elif on_analyses:
             on_analyses(len(todo))
-
-        def finished(job, results):
-            new = analysis_rows(job, results, machine, scenario.model, versions)
-            rows.extend(new)
-            if writer is not None and not any(r.message.startswith(PROCESS_FAILED)
-                                              for r in results):
-                template, variant, method_name, ivp_name, _ = job.names[0].split("/")
-                store.append_many("kernels", [{"code_hash": job.key, "name": job.names[0],
-                                               "template": template, "variant": variant,
-                                               "ivp": ivp_name, "method": method_name,
-                                               "code": job.part.code}])
-                store.append_many("kernel_predictions", new)
-            if on_loop:
-                on_loop(job, results)
-            signals.check()
-
-        analyses += run_analyses(todo, machine, scenario.model, workers, executor, on_job=finished)
-        known = region_predictions(rows)
-        for job in jobs.values():
-            for region in job.regions:
-                prediction = known.get((job.key, region.level))
-                if prediction is not None and prediction.status != "ok":
-                    failed[job.key] = (job.names, prediction.message)
-        pool = build_pool(scenario.skeletons, scenario.template_map, method)
-        skeletons = {s.name: s for s in scenario.skeletons}
-        counts = {s.name: step_counts(s, method) for s in scenario.skeletons}
-        buffers = {s.name: buffer_rows(s, scenario.template_map, method.stages)
-                   for s in scenario.skeletons}
+        analyses += run_analyses(todo, scenario.machine, scenario.model, request.workers,
+                                 executor, on_job=taker)
+        known = region_predictions(taker.rows)
+        failed.update(_failed_loops(jobs, known))
+        analysed = AnalysedMethod(scenario, method, forms, jobs, form_keys, known, models)
         for config in (c for c in configs if c.method is method):
-            block = math.ceil(config.n / config.ranks)     # the largest rank's components
-            # the ranks of a domain compute at once: as its cores on all their blocks together
-            domain_block, cores = block * ranks_per_domain, config.threads * ranks_per_domain
-            steps = {name: step_level(sum(count.values()), machine, domain_block, cores)
-                     for name, count in buffers.items()}
-            breakdowns: dict = {}
-            for level in set(steps.values()):
-                for (template, variant, ivp_name), (form, ivp) in forms.items():
-                    if ivp_name not in ("", config.ivp.name):
-                        continue
-                    form_jobs = [jobs[key] for key in form_keys[(template, variant, ivp_name)]]
-                    breakdowns.setdefault(level, {})[(template, variant)] = kernel_breakdown(
-                        form, form_jobs, known, machine, domain_block, cores, level)
-            variants, _ = runnable(skeletons, config, list(pool.variants))
-            halo = config.ivp.halo(config.n) if config.ranks > 1 else 0
-            communication = {name: step_communication(skeleton, method.corrector_steps,
-                                                      buffers[name], models, config.n,
-                                                      config.ranks, config.threads, halo)
-                             for name, skeleton in skeletons.items()}
-            predictions = [predict_variant(v, counts[v.skeleton], breakdowns[steps[v.skeleton]],
-                                           method.name, config.ivp.name, config.n,
-                                           config.threads, communication[v.skeleton],
-                                           config.ranks)
-                           for v in variants]
-            ranking = ranked(predictions)
+            ranking = analysed.ranking(config, request.ranks_per_domain)
             rankings.append(Ranking(config, tuple(ranking)))
-            if writer is not None and keep_rankings:
-                features = ranking_features(
-                    ranking, method, machine,
-                    {name: ELEMENT_BYTES * sum(count.values()) * block
-                     for name, count in buffers.items()},
-                    ivp_characteristics(config.ivp, config.n))
-                stored = [_prediction_row(scenario, p, f) for p, f in zip(ranking, features)]
-                digest = ranking_digest(machine.sha256, stored)
-                if digest not in digests:
-                    store.append_many("variant_predictions", stored)
-                    store.append_many("prediction_sets", [{
-                        "digest": digest, "scenario": scenario.name, "method": method.name,
-                        "ivp": config.ivp.name, "n": config.n, "threads": config.threads,
-                        "ranks": config.ranks, "model": scenario.model,
-                        "machine_sha256": machine.sha256, "variants": len(stored)}])
-                    digests.add(digest)
-                    new_rankings += 1
+            stored.keep(scenario, config, ranking, analysed.step_bytes(config))
     return OfflineResult(tuple(rankings), loops, analyses,
-                         tuple(failed.values()), note, versions, new_rankings, missing,
+                         tuple(failed.values()), note, versions, stored.new, missing,
                          _target_note(scenario, analyses))
+
+
+def _listed(values: tuple | None) -> list | None:
+    return list(values) if values else None
+
+
+def _failed_loops(jobs: dict, known: dict) -> dict:
+    """job key -> (kernel names, message) of each analysed loop with a failed prediction."""
+    failed = {}
+    for job in jobs.values():
+        for region in job.regions:
+            prediction = known.get((job.key, region.level))
+            if prediction is not None and prediction.status != "ok":
+                failed[job.key] = (job.names, prediction.message)
+    return failed
+
+
+@dataclass(frozen=True)
+class AnalysisTaker:
+    """Takes each finished kerncraft analysis: its rows join `rows`, and the store (None: a dry
+    run) gets the loop and its rows unless its process failed; on_loop(job, results) is told."""
+    scenario: Scenario
+    versions: dict
+    rows: list                  # kernel_predictions rows: the store's, then this run's
+    store: object = None
+    on_loop: object = None
+
+    def __call__(self, job, results) -> None:
+        new = analysis_rows(job, results, self.scenario.machine, self.scenario.model,
+                            self.versions)
+        self.rows.extend(new)
+        if self.store is not None and not any(r.message.startswith(PROCESS_FAILED)
+                                              for r in results):
+            template, variant, method_name, ivp_name, _ = job.names[0].split("/")
+            self.store.append_many("kernels", [{"code_hash": job.key, "name": job.names[0],
+                                                "template": template, "variant": variant,
+                                                "ivp": ivp_name, "method": method_name,
+                                                "code": job.part.code}])
+            self.store.append_many("kernel_predictions", new)
+        if self.on_loop:
+            self.on_loop(job, results)
+        signals.check()
+
+
+class AnalysedMethod:
+    """One method's pool with its loops analysed: ranks the variants of a configuration."""
+
+    def __init__(self, scenario: Scenario, method, forms: dict, jobs: dict, form_keys: dict,
+                 known: dict, models):
+        self.scenario, self.method, self.machine = scenario, method, scenario.machine
+        self.forms, self.jobs, self.form_keys, self.known, self.models = \
+            forms, jobs, form_keys, known, models
+        self.pool = build_pool(scenario.skeletons, scenario.template_map, method)
+        self.skeletons = {s.name: s for s in scenario.skeletons}
+        self.counts = {s.name: step_counts(s, method) for s in scenario.skeletons}
+        self.buffers = {s.name: buffer_rows(s, scenario.template_map, method.stages)
+                        for s in scenario.skeletons}
+
+    def step_bytes(self, config: Configuration) -> dict:
+        """Per skeleton, the bytes of a step's buffers on the largest rank's block."""
+        block = math.ceil(config.n / config.ranks)
+        return {name: ELEMENT_BYTES * sum(count.values()) * block
+                for name, count in self.buffers.items()}
+
+    def ranking(self, config: Configuration, ranks_per_domain: int) -> list:
+        """The configuration's runnable variants predicted and ranked."""
+        block = math.ceil(config.n / config.ranks)     # the largest rank's components
+        # the ranks of a domain compute at once: as its cores on all their blocks together
+        domain_block, cores = block * ranks_per_domain, config.threads * ranks_per_domain
+        steps = {name: step_level(sum(count.values()), self.machine, domain_block, cores)
+                 for name, count in self.buffers.items()}
+        breakdowns = {level: self._breakdowns(config, domain_block, cores, level)
+                      for level in set(steps.values())}
+        variants, _ = runnable(self.skeletons, config, list(self.pool.variants))
+        halo = config.ivp.halo(config.n) if config.ranks > 1 else 0
+        communication = {name: step_communication(skeleton, self.method.corrector_steps,
+                                                  self.buffers[name], self.models, config.n,
+                                                  config.ranks, config.threads, halo)
+                         for name, skeleton in self.skeletons.items()}
+        return ranked([predict_variant(v, self.counts[v.skeleton], breakdowns[steps[v.skeleton]],
+                                       self.method.name, config.ivp.name, config.n,
+                                       config.threads, communication[v.skeleton], config.ranks)
+                       for v in variants])
+
+    def _breakdowns(self, config: Configuration, domain_block: int, cores: int, level) -> dict:
+        """(template, kernel variant) -> its breakdown for the configuration's IVP, the step's
+        working set at `level`."""
+        out = {}
+        for (template, variant, ivp_name), (form, _) in self.forms.items():
+            if ivp_name not in ("", config.ivp.name):
+                continue
+            form_jobs = [self.jobs[key] for key in self.form_keys[(template, variant, ivp_name)]]
+            out[(template, variant)] = kernel_breakdown(form, form_jobs, self.known, self.machine,
+                                                        domain_block, cores, level)
+        return out
+
+
+class StoredRankings:
+    """Appends each ranking the store (None: none kept) does not hold yet, with its features and
+    its prediction set; counts those it appended."""
+
+    def __init__(self, store, digests: set):
+        self.store, self.digests, self.new = store, digests, 0
+
+    def keep(self, scenario: Scenario, config: Configuration, ranking: list,
+             step_bytes: dict) -> None:
+        if self.store is None:
+            return
+        machine = scenario.machine
+        features = ranking_features(ranking, config.method, machine, step_bytes,
+                                    ivp_characteristics(config.ivp, config.n))
+        stored = [_prediction_row(scenario, p, f) for p, f in zip(ranking, features)]
+        digest = ranking_digest(machine.sha256, stored)
+        if digest in self.digests:
+            return
+        self.store.append_many("variant_predictions", stored)
+        self.store.append_many("prediction_sets", [{
+            "digest": digest, "scenario": scenario.name, "method": config.method.name,
+            "ivp": config.ivp.name, "n": config.n, "threads": config.threads,
+            "ranks": config.ranks, "model": scenario.model,
+            "machine_sha256": machine.sha256, "variants": len(stored)}])
+        self.digests.add(digest)
+        self.new += 1
 
 
 def _target_note(scenario: Scenario, analyses: int) -> str:

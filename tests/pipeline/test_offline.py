@@ -8,7 +8,7 @@ import pytest
 
 from hybridtune.describe.library import PROJECT_ROOT
 from hybridtune.describe.loader import load
-from hybridtune.pipeline.offline_stages import predict_scenario
+from hybridtune.pipeline.offline_stages import OfflineRequest, predict_offline, predict_scenario
 from hybridtune.predict.features import FEATURE_SCHEMA
 from hybridtune.describe.strategy import parse_strategy
 from hybridtune.strategies.registry import shortlist
@@ -66,6 +66,16 @@ def test_warm_run_reuses_every_prediction(cold):
     assert (first.new_rankings, second.new_rankings) == (4, 0)
     assert len(frames["variant_predictions"]) == 4 * 32 == frames["prediction_sets"]["variants"].sum()
     assert frames["prediction_sets"]["digest"].is_unique
+
+
+def test_a_dry_run_request_ranks_from_the_store_and_writes_nothing(cold):
+    scenario, _, second, frames, folder = cold
+    with Store.open(folder / "store.h5", "r") as store:
+        dry = predict_offline(OfflineRequest(scenario, dry_run=True), store)
+        assert len(store.frame("variant_predictions")) == len(frames["variant_predictions"])
+    assert dry.missing == dry.analyses == dry.new_rankings == 0 and dry.loops == second.loops
+    assert [[(p.id, p.predicted_s) for p in r.predictions] for r in dry.rankings] == \
+        [[(p.id, p.predicted_s) for p in r.predictions] for r in second.rankings]
 
 
 def test_more_threads_predict_less_time_and_larger_n_more(cold):
