@@ -1,4 +1,4 @@
-"""The timing protocol: repetitions until the median's interval is narrow enough or the budget is spent.
+"""The timing protocol: repetitions until the median's interval is narrow or the budget is spent.
 
 One rule for every timing, in a child process (measure/runner) and in this process (a step written
 in Python, numpy or numba): warm up, time one step to size a repetition, then repeat until at least
