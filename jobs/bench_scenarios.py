@@ -1,6 +1,6 @@
 """Benchmark "The space of scenarios": scenarios drawn from the shipped library, commands in-process.
 
-Draws scenarios (tests/scenario_space.py), valid ones and ones with a fault, and runs `variants`,
+Draws scenarios (hybridtune/commands/scenario_space.py), valid ones and ones with a fault, and runs `variants`,
 `predict --dry-run` and `tune --dry-run` on each in this process. Every command must end with exit 0, or exit 2 and one error line; counts the
 exit codes per command and keeps every traceback (its first lines and the scenario's text).
 Writes data/bench/scenarios.json (again every 50 scenarios, so a stopped run keeps its counts)."""
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import re
 import sys
@@ -16,14 +17,11 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
+from hypothesis import HealthCheck, Phase, given, seed, settings
 
-from hypothesis import HealthCheck, Phase, given, seed, settings  # noqa: E402
-
-from scenario_space import (COMMANDS, load_error, predict_has_dry_run, problems,  # noqa: E402
-                            run_scenario, scenarios)
+from hybridtune.commands.scenario_runs import load_error, predict_has_dry_run, problems, run_scenario
+from hybridtune.commands.scenario_space import COMMANDS, scenarios
+from hybridtune.describe.library import PROJECT_ROOT
 
 
 def _first_lines(text: str, count: int = 3) -> list[str]:
@@ -38,7 +36,7 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0, help="hypothesis seed (default 0)")
     parser.add_argument("--timeout", type=float, default=120.0,
                         help="seconds one command may take before it counts as a timeout")
-    parser.add_argument("--output", default=str(ROOT / "data/bench/scenarios.json"))
+    parser.add_argument("--output", default=str(PROJECT_ROOT / "data/bench/scenarios.json"))
     args = parser.parse_args()
 
     exits = {command: {} for command in COMMANDS}
@@ -47,7 +45,7 @@ def main() -> int:
               "exit_codes": exits, "tracebacks": [], "problems": [], "timeouts": [],
               "seconds": 0.0, "scenarios_per_second": 0.0,
               "machine": {"python": platform.python_version(), "cpus": len(
-                  __import__("os").sched_getaffinity(0))},
+                  os.sched_getaffinity(0))},
               "command": f"jobs/bench_scenarios.sh --count {args.count} --seed {args.seed}"}
     if not result["predict_dry_run"]:
         result["note"] = "predict has no --dry-run here: variants and tune only"

@@ -19,112 +19,21 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-import yaml
+from hybridtune.describe.library import PROJECT_ROOT as ROOT
+from hybridtune.measure.provenance import hardware_identity
+from hybridtune.pipeline.ground_truth_campaign import (CampaignRefused, check_machine_file,
+                                                       check_resume, cpu_tag, pass_scenario,
+                                                       seed_predictions)
 
-ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 DEFAULT_SCENARIO = ROOT / "scenarios" / "groundtruth-regions.yaml"
 PASS_SEED = 2
 CAMPAIGN_ENV = "HYBRIDTUNE_GROUND_TRUTH_CAMPAIGN"
-HOST_DEPENDENT = ("-march=native", "-mtune=native", "-xHost")
-
-
-class BadInput(Exception):
-    """What the campaign refuses before writing anything."""
-
-
-def cpu_tag(model: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", model.lower()).strip("-") or "host"
-
-
-def check_machine_file(path: Path) -> None:
-    """The machine file, refused where it does not parse or its compiler flags depend on the host."""
-    from hybridtune.describe.loader import load
-    from hybridtune.errors import HybridtuneError
-    if not path.is_file():
-        raise BadInput(f"--machine {path}: no such file")
-    try:
-        machine = load(path, "machine")
-    except HybridtuneError as exc:
-        raise BadInput(f"--machine {path}: {exc}") from None
-    for name, flags in machine.compilers:
-        found = [flag for flag in flags.split() if flag in HOST_DEPENDENT]
-        if found:
-            raise BadInput(
-                f"--machine {path}: key 'compiler' ({name}): flags '{flags}' contain {found[0]}, "
-                "which depends on the host the predictions are made on; expected explicit target "
-                "flags (`hybridtune probe` writes them: gcc's -march=native resolved, such as "
-                "-march=znver3)")
-
-
-def store_hardware(path: Path) -> set[str]:
-    """The hardware ids a store's measurements were taken on."""
-    from hybridtune.store.database import Store
-    if not path.is_file():
-        return set()
-    with Store.open(path, "r") as store:
-        frame = store.frame("measurements", ["hardware_id"])
-    return set(frame["hardware_id"].astype(str))
-
-
-def check_resume(out: Path, hardware_id: str, machine_text: str) -> None:
-    """A campaign folder resumes only on the hardware and with the machine file it began with."""
-    record = out / "campaign.json"
-    if record.is_file():
-        started = json.loads(record.read_text())
-        if started.get("hardware_id") != hardware_id:
-            raise BadInput(
-                f"{record}: key 'hardware_id' is {started.get('hardware_id')!r} "
-                f"({started.get('cpu', 'another CPU')}); this host is {hardware_id!r}: a campaign "
-                "resumes only on the hardware it began on (give another --out)")
-        if (out / "machine.yml").is_file() and (out / "machine.yml").read_text() != machine_text:
-            raise BadInput(f"{out / 'machine.yml'}: the campaign began with another machine file "
-                           "than --machine; give that one or another --out")
-    for store in sorted(out.glob("pass*.h5")):
-        others = store_hardware(store) - {hardware_id}
-        if others:
-            raise BadInput(f"{store}: measurements on hardware {', '.join(sorted(others))}; this "
-                           f"host is {hardware_id!r}: a campaign resumes only on its own hardware")
-
-
-PREDICTION_TABLES = ("kernels", "kernel_predictions", "variant_predictions", "prediction_sets")
-
-
-def seed_predictions(source: Path, target: Path) -> None:
-    """A new pass store starts with the first pass's predictions (the offline model is the same
-    for both; its kerncraft analyses are not run again), its run recorded as the seeding."""
-    from hybridtune.store.database import Store
-    if target.exists() or not source.is_file():
-        return
-    with Store.open(source, "r") as first:
-        frames = {name: first.frame(name) for name in PREDICTION_TABLES}
-    scratch = target.with_name(target.name + ".seeding")
-    for leftover in (scratch, Path(str(scratch) + ".journal")):
-        leftover.unlink(missing_ok=True)
-    with Store.open(scratch, "a", run={"command": "campaign seed",
-                                       "argv": ["seed predictions from", str(source)]}) as store:
-        for name, frame in frames.items():
-            if not frame.empty:
-                store.append_many(name, frame.drop(columns="run_id").to_dict("records"))
-    os.replace(scratch, target)
-
-
-def pass_scenario(scenario: Path, machine: Path, reverse: bool) -> str:
-    data = yaml.safe_load(scenario.read_text())
-    data["machine"] = machine.name        # beside the pass scenario
-    data["name"] = f"{data.get('name', scenario.stem)}-pass{2 if reverse else 1}"
-    if reverse:
-        data["ivps"] = list(reversed(data["ivps"]))
-    data["strategy"] = "run_all"
-    header = (f"# written by jobs/campaign.py from {scenario.name}; "
-              f"{'IVPs in reverse order' if reverse else 'IVPs in order'}\n")
-    return header + yaml.safe_dump(data, sort_keys=False)
 
 
 def run(command: list[str], log) -> int:
@@ -146,17 +55,16 @@ def main(argv=None) -> int:
     parser.add_argument("--ci", type=float, default=0.02)
     parser.add_argument("--budget", type=float, default=0.3)
     args = parser.parse_args(argv)
-    from hybridtune.measure.provenance import hardware_identity
     identity = hardware_identity()
     hardware_id, cpu = identity["hardware_id"], identity["hardware"]["model"]
     out = args.out or ROOT / "data" / "groundtruth" / cpu_tag(cpu)
     try:
         check_machine_file(args.machine)
         if not args.scenario.is_file():
-            raise BadInput(f"--scenario {args.scenario}: no such file")
+            raise CampaignRefused(f"--scenario {args.scenario}: no such file")
         machine_text = args.machine.read_text()
         check_resume(out, hardware_id, machine_text)
-    except BadInput as exc:
+    except CampaignRefused as exc:
         print(f"campaign: {exc}", file=sys.stderr)
         return 2
     record_path = out / "campaign.json"

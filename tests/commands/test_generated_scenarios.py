@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 
 from hybridtune.describe.expr import LONG_MAX
 from hybridtune.describe.library import PROJECT_ROOT
-from scenario_space import (MACHINE_FILE, Drawn, load_error, problems, run_command, run_scenario,
-                            scenarios)
+from hybridtune.commands.scenario_runs import load_error, problems, run_command, run_scenario
+from hybridtune.commands.scenario_space import MACHINE_FILE, Drawn, scenarios
 
 pytestmark = pytest.mark.slow
 

@@ -1,14 +1,14 @@
-"""The space of scenarios over the shipped library, as a hypothesis strategy, and the three commands
-(variants, predict --dry-run, tune --dry-run) run in-process on one drawn scenario."""
+"""The space of scenarios over the shipped library, as hypothesis strategies (the test extra).
+
+Valid scenarios and ones with one fault on purpose (a duplicate, an empty list, an unknown name, a
+bad size, count, machine or strategy spelling, a broken file beside the scenario, an unknown or a
+missing key); the tests and jobs/bench_scenarios.py draw from it.
+"""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import re
-import signal
-import traceback
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from hybridtune.describe.expr import LONG_MAX
 from hybridtune.describe.library import PROJECT_ROOT
+from hybridtune.describe.loader import load
 
 LIBRARY = PROJECT_ROOT / "scenarios"
 MACHINE_FILE = "SkylakeSP_Gold-6148.yml"
@@ -87,7 +88,6 @@ class Drawn:
 
 @lru_cache(maxsize=None)
 def _ivp(name: str):
-    from hybridtune.describe.loader import load
     return load(LIBRARY / "ivps" / f"{name}.ivp.yaml", "ivp")
 
 
@@ -295,150 +295,3 @@ def scenarios(draw) -> Drawn:
         del values[draw(st.sampled_from(["methods", "ivps", "skeletons", "machine", "n",
                                          "threads"]))]
     return Drawn(values, beside, mpi)
-
-
-# --- running the commands in-process ----------------------------------------------------------
-
-@dataclass
-class Outcome:
-    code: object              # the exit code, or "traceback" / "timeout"
-    stdout: str
-    stderr: str
-    traceback: str = ""
-
-
-class _Timeout(BaseException):
-    pass
-
-
-def _alarm(signum, frame):
-    raise _Timeout()
-
-
-_MACHINES: dict = {}      # path -> ((mtime, size), Source)
-
-
-@contextlib.contextmanager
-def _machine_parsed_once():
-    """While open, the shipped machine file is parsed once per process: its 150 kB of benchmark
-    tables take a second to read, and every command of every scenario reads that same file."""
-    from hybridtune.describe import loader, source
-
-    def read_source(path, text=None):
-        key = str(path)
-        if text is not None or not key.endswith(MACHINE_FILE):
-            return source.read_source(path, text)
-        stat = Path(key).stat()
-        stamp = (stat.st_mtime_ns, stat.st_size)
-        if _MACHINES.get(key, (None,))[0] != stamp:
-            _MACHINES[key] = (stamp, source.read_source(path))
-        return _MACHINES[key][1]
-
-    loader.read_source = read_source
-    try:
-        yield
-    finally:
-        loader.read_source = source.read_source
-
-
-def run_command(argv: list[str], timeout_s: float = 0) -> Outcome:
-    """hybridtune ARGV in this process: its exit code and output; an exception that escapes main
-    is a traceback."""
-    from hybridtune.commands.main import main
-    out, err = io.StringIO(), io.StringIO()
-    handlers = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
-    previous = signal.signal(signal.SIGALRM, _alarm) if timeout_s else None
-    if timeout_s:
-        signal.setitimer(signal.ITIMER_REAL, timeout_s)
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), \
-                _machine_parsed_once():
-            try:
-                code = main(argv)
-            except SystemExit as exit_:
-                code = exit_.code if isinstance(exit_.code, int) else 2
-        return Outcome(code, out.getvalue(), err.getvalue())
-    except _Timeout:
-        return Outcome("timeout", out.getvalue(), err.getvalue())
-    except Exception:
-        return Outcome("traceback", out.getvalue(), err.getvalue(), traceback.format_exc())
-    finally:
-        if timeout_s:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, previous)
-        for signum, handler in handlers.items():     # tune installs its own
-            signal.signal(signum, handler)
-
-
-@lru_cache(maxsize=None)
-def predict_has_dry_run() -> bool:
-    """Whether `predict` takes --dry-run (without it, predict would run kerncraft: left out)."""
-    from hybridtune.commands.main import _parser
-    predict = next(action for action in _parser()._subparsers._group_actions
-                   if hasattr(action, "choices")).choices["predict"]
-    return any("--dry-run" in action.option_strings for action in predict._actions)
-
-
-def command_lines(path: Path, folder: Path) -> dict:
-    """The three commands on a scenario file, each with a fresh store in folder."""
-    lines = {"variants": ["variants", str(path)],
-             "tune": ["tune", str(path), "--dry-run", "--db", str(folder / "tune.h5")]}
-    if predict_has_dry_run():
-        lines["predict"] = ["predict", str(path), "--dry-run", "--db", str(folder / "predict.h5")]
-    return lines
-
-
-def run_scenario(drawn: Drawn, folder: Path, timeout_s: float = 0) -> dict:
-    """Write the scenario into folder and run the commands: {command: Outcome}."""
-    path = drawn.write(folder)
-    lines = command_lines(path, folder)
-    return {name: run_command(argv, timeout_s) for name, argv in lines.items()}
-
-
-def load_error(drawn: Drawn, folder: Path) -> str | None:
-    """What loading the written scenario refuses, or None."""
-    from hybridtune.describe.loader import load
-    from hybridtune.errors import HybridtuneError
-    try:
-        with _machine_parsed_once():
-            load(folder / drawn.name, "scenario")
-    except HybridtuneError as error:
-        return str(error)
-    return None
-
-
-def _names_a_file(line: str) -> bool:
-    """Whether an error line starts with an existing file (the scenario, a file beside it or a
-    library file it refers to)."""
-    match = re.match(r"error: (.+?)(?::\d+)?: ", line)
-    return bool(match) and Path(match[1]).is_file()
-
-
-def problems(drawn: Drawn, outcomes: dict, folder: Path, refused: str | None) -> list[str]:
-    """What is wrong with the commands' outcomes: another exit code than 0 or 2, a traceback, an
-    exit 2 without exactly one error line, a refused scenario whose error names no file and
-    key, a scenario that loads but whose pool cannot be listed, or ranks above 1 without an
-    MPI skeleton that load."""
-    found = []
-    if drawn.ranks_without_mpi and refused is None:
-        found.append("ranks above 1 without an MPI skeleton loaded")
-    for command, outcome in outcomes.items():
-        text = outcome.stdout + outcome.stderr
-        if outcome.code not in (0, 2):
-            found.append(f"{command}: exit {outcome.code}\n{outcome.traceback or text[-2000:]}")
-            continue
-        if "Traceback" in text:
-            found.append(f"{command}: a traceback in its output\n{text[-2000:]}")
-        errors = [line for line in outcome.stderr.splitlines() if line.startswith("error:")]
-        if outcome.code == 2 and len(errors) != 1:
-            found.append(f"{command}: exit 2 with {len(errors)} error lines\n{outcome.stderr}")
-        if refused is not None:
-            if outcome.code != 2:
-                found.append(f"{command}: exit {outcome.code} on a scenario that does not load "
-                             f"({refused})")
-            elif errors and not (_names_a_file(errors[0]) and "key '" in errors[0]):
-                found.append(f"{command}: the error names no file and key: {errors[0]}")
-    if refused is None and outcomes["variants"].code != 0:
-        found.append(f"variants: exit {outcomes['variants'].code} on a scenario that loads\n"
-                     f"{outcomes['variants'].stderr}")
-    return found
