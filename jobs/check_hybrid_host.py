@@ -18,16 +18,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
-import platform
-import statistics
+import os
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from hybridtune.describe.library import PROJECT_ROOT as ROOT
+from hybridtune.measure.provenance import cpu_model
+from hybridtune.pipeline.first_timings import first_timings
+from hybridtune.strategies.strong_variants import cover, judged, round_order, strong_variants
+
 BIN = Path(sys.executable).parent
 DEFAULT = ROOT / "scenarios" / "default.yaml"
 FROM_EACH = 5
@@ -42,23 +44,6 @@ def run(command: list[str]) -> str:
     return done.stdout
 
 
-def cpu_name() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown"
-
-
-def first_timings(store: Path) -> dict:
-    """id -> its first timing (s/step), of the ok ones in the store."""
-    sys.path.insert(0, str(ROOT))
-    from hybridtune.store import Store
-    with Store.open(store, "r") as opened:
-        frame = opened.frame("measurements")
-    frame = frame[(frame["status"] == "ok") & (frame["timing"] == "alone")]
-    return dict(zip(frame["id"], frame["median_s"].astype(float)))
-
-
 def tune(scenario: Path, store: Path, strategy: str, args) -> tuple[dict, list]:
     """The one configuration's record of a tune run and the run's notes."""
     found = json.loads(run([
@@ -69,16 +54,11 @@ def tune(scenario: Path, store: Path, strategy: str, args) -> tuple[dict, list]:
     return configuration, found.get("notes", [])
 
 
-def cover(shortlisted: list[str]) -> list[str]:
-    """The first of each skeleton in the offline order: its best predicted variant."""
-    return list({i.split("_", 1)[0]: i for i in reversed(shortlisted)}.values())
-
-
 def rounds(scenario: Path, store: Path, ids: list[str], args) -> dict:
     """id -> its timings, one per round, the order reversed every other round."""
     out: dict = {i: [] for i in ids}
     for k in range(ROUNDS):
-        order = ids if k % 2 == 0 else ids[::-1]
+        order = round_order(ids, k)
         command = [str(BIN / "hybridtune"), "measure", str(scenario), "--db", str(store), "-n",
                    str(args.n), "--threads", "1", "--budget", str(args.budget), "--json"]
         for i in order:
@@ -98,32 +78,18 @@ def check(ivp: str, work: Path, args) -> dict:
     hybrid, notes = tune(scenario, work / f"{ivp}-hybrid.h5", "hybrid", args)
     t_hybrid = time.monotonic() - start
     tune(scenario, work / f"{ivp}-random.h5", f"random:{args.sample}:{args.seed}", args)
-    mine = first_timings(work / f"{ivp}-hybrid.h5")
-    theirs = first_timings(work / f"{ivp}-random.h5")
+    mine = first_timings(work / f"{ivp}-hybrid.h5").get(ivp, {})
+    theirs = first_timings(work / f"{ivp}-random.h5").get(ivp, {})
     chosen = hybrid["chosen"]["id"]
-    strong = list(dict.fromkeys([chosen] + sorted(mine, key=mine.get)[:FROM_EACH]
-                                + sorted(theirs, key=theirs.get)[:FROM_EACH]))
+    strong = strong_variants(chosen, mine, theirs, FROM_EACH)
     timed = rounds(scenario, work / f"{ivp}-rounds.h5", strong, args)
-    loss, fastest, reference = against_fastest(
-        {i: statistics.median(t) for i, t in timed.items() if t}, chosen)
-    by_mean = against_fastest(
-        {i: math.exp(sum(map(math.log, t)) / len(t)) for i, t in timed.items() if t}, chosen)[0]
     covered = cover(hybrid["shortlisted"])
     return {"ivp": ivp, "n": args.n, "chosen": chosen, "measured": len(mine),
             "hybrid_seconds": round(t_hybrid, 1), "ended_by": hybrid.get("ended_by", ""),
             "prior": " ".join(notes), "cover": len(covered),
             "cover_measured": all(i in mine for i in covered),
             "sample_measured": len(theirs), "strong": len(strong),
-            "rounds": {i: timed[i] for i in strong}, "three_fastest": fastest,
-            "reference_s": reference, "chosen_vs_reference": loss,
-            "chosen_vs_reference_geometric_means": by_mean, "within_target": bool(loss <= TARGET)}
-
-
-def against_fastest(times: dict, chosen: str) -> tuple[float, list, float]:
-    """chosen's time against the mean of the three fastest (and those and that mean)."""
-    fastest = sorted(times, key=times.get)[:3]
-    reference = sum(times[i] for i in fastest) / len(fastest)
-    return (times[chosen] / reference - 1 if chosen in times else math.nan), fastest, reference
+            "rounds": {i: timed[i] for i in strong}, **judged(timed, chosen, TARGET)}
 
 
 def main() -> None:
@@ -149,7 +115,7 @@ def main() -> None:
                   f"{'measured' if found['cover_measured'] else 'NOT measured'}; stopped: "
                   f"{found['ended_by']}", flush=True)
     Path(args.out).write_text(json.dumps({
-        "host": cpu_name(), "cores": len(__import__("os").sched_getaffinity(0)),
+        "host": cpu_model(), "cores": len(os.sched_getaffinity(0)),
         "command": "jobs/check_hybrid_host.sh " + " ".join(sys.argv[1:]), "rounds": ROUNDS,
         "target": TARGET, "results": results}, indent=1) + "\n")
     print(f"written {args.out}")
