@@ -7,13 +7,14 @@ parallel efficiency, with an interval.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from hybridtune.errors import HybridtuneError
 from hybridtune.predict.scaling_curves import rank_counts
 
 Z95 = 1.96
 COVERAGE = 0.95         # the interval's coverage
+DEFAULT_EFFICIENCY = 0.5    # the parallel efficiency a plan's choice reaches unless told otherwise
 
 
 def relative_sigma(ratios) -> float:
@@ -57,6 +58,8 @@ class PlanOption:
     seconds: float
     comm_s: float
     efficiency: float = 1.0       # the best one-node time over nodes x this time
+    configuration: object = field(default=None, compare=False, repr=False)
+    prediction: object = field(default=None, compare=False, repr=False)   # VariantPrediction
 
     @property
     def node_seconds(self) -> float:
@@ -69,8 +72,7 @@ def with_efficiency(options: list[PlanOption]) -> list[PlanOption]:
     if not ones:
         raise HybridtuneError("a plan needs a one-node layout to measure efficiency against")
     one = min(ones)
-    return [PlanOption(o.layout, o.variant, o.seconds, o.comm_s,
-                       one / (o.layout.nodes * o.seconds)) for o in options]
+    return [replace(o, efficiency=one / (o.layout.nodes * o.seconds)) for o in options]
 
 
 def choose(options: list[PlanOption], efficiency: float | None = None) -> PlanOption:

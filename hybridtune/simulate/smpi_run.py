@@ -158,22 +158,35 @@ def _tail(text: str) -> str:
     return "\n".join(text.strip().splitlines()[-TAIL_LINES:])
 
 
+def _placed(platform: Platform, ranks: int, placement: tuple) -> tuple:
+    """The host of each rank: the platform's first `ranks`, or the placement given."""
+    if not placement:
+        platform.check_ranks(ranks)
+        return platform.hosts[:ranks]
+    unknown = sorted(set(placement) - set(platform.hosts))
+    if len(placement) != ranks or unknown:
+        raise RequestError(f"{platform.path}: a placement of {len(placement)} ranks for {ranks}"
+                           + (f", on hosts it does not have ({', '.join(unknown[:3])})"
+                              if unknown else ""))
+    return tuple(placement)
+
+
 def simulate(library: str | Path, n: int, ranks: int, platform: Platform | str | Path, steps: int,
              h: float, t0: float = 0.0, mode: str = "injected", timeout_s: float = 600.0,
-             options: tuple = ()) -> SimulatedRun:
+             options: tuple = (), placement: tuple = ()) -> SimulatedRun:
     """Run a variant library built by build_simulated on the platform's first `ranks` hosts (one
-    rank each) under smpirun: `steps` steps after one untimed, their simulated seconds per step.
-    A request that cannot run raises (PlatformError, RequestError); a run that crashes, times out
-    or answers what cannot be read is a failed SimulatedRun with the end of its stderr. options:
-    more smpirun options, after (and so over) SMPI_OPTIONS: a platform's calibrated
-    smpi/lat-factor and smpi/bw-factor."""
+    rank each; placement: the host of each rank instead) under smpirun: `steps` steps after one
+    untimed, their simulated seconds per step. A request that cannot run raises (PlatformError,
+    RequestError); a run that crashes, times out or answers what cannot be read is a failed
+    SimulatedRun with the end of its stderr. options: more smpirun options, after (and so over)
+    SMPI_OPTIONS: a platform's calibrated smpi/lat-factor and smpi/bw-factor."""
     if mode not in MODES:
         raise RequestError(f"simulation mode {mode!r}: expected one of {', '.join(MODES)}")
     if steps < 1 or ranks < 1 or n < ranks:
         raise RequestError(f"simulate: {steps} steps of n = {n} on {ranks} ranks: expected at "
                            "least one step and one rank, and n >= ranks")
     platform = platform if isinstance(platform, Platform) else load_platform(platform)
-    platform.check_ranks(ranks)
+    hosts = _placed(platform, ranks, placement)
     library = Path(library)
     built_for = {INJECTED: "injected", BENCHED: "benched"}.get(library.stem)
     if built_for and built_for != mode:
@@ -184,7 +197,7 @@ def simulate(library: str | Path, n: int, ranks: int, platform: Platform | str |
     base = dict(ranks=ranks, n=n, steps=steps, mode=mode)
     with tempfile.TemporaryDirectory(prefix="ht-smpi-") as folder:
         hostfile = Path(folder) / "hosts.txt"
-        hostfile.write_text("".join(f"{host}\n" for host in platform.hosts[:ranks]))
+        hostfile.write_text("".join(f"{host}\n" for host in hosts))
         command = [tools.smpirun, "-np", str(ranks), "-platform",
                    str(Path(platform.path).resolve()), "-hostfile", str(hostfile),
                    *SMPI_OPTIONS, *options, *MODE_OPTIONS[mode], host_speed_option(platform),
