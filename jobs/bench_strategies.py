@@ -24,7 +24,10 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from hybridtune.commands.evaluation_text import reliability_lines
+from hybridtune.describe.library import PROJECT_ROOT as ROOT
+from hybridtune.strategies.evaluation_targets import evaluation_targets, strategy_table_lines
+
 BIN = Path(sys.executable).parent
 SCENARIO = ROOT / "scenarios" / "groundtruth.yaml"
 MACHINE = ROOT / "data" / "groundtruth" / "host-effective.yml"
@@ -36,46 +39,6 @@ def timed(command: list[str]) -> tuple[float, subprocess.CompletedProcess]:
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(command)} failed ({done.returncode}): {done.stderr[-2000:]}")
     return time.perf_counter() - start, done
-
-
-def targets(result: dict) -> dict:
-    """The strategies issue's targets on whole-pool configurations under noise, each with the
-    numbers it compares."""
-    strategies = result["strategies"]
-    hybrid, capped = strategies["hybrid"], strategies["hybrid@12"]
-    others = {name: s["score"] for name, s in strategies.items() if not name.startswith("hybrid")}
-    bins = result["reliability"].get("bins", [])
-    return {
-        "hybrid_loss_le_3pct_in_every_configuration": hybrid["loss_pct_max"] <= 3,
-        "hybrid_mean_loss_le_1pct": hybrid["loss_pct_mean"] <= 1,
-        "hybrid_measures_le_16": hybrid["measured_mean"] <= 16,
-        "hybrid_capped_at_12_mean_loss_le_3pct": capped["loss_pct_mean"] <= 3,
-        "hybrid_first_within_5pct_in_40pct": result["first_pick_within_5pct"].get("hybrid", 0) >= 0.4,
-        "reliability_within_0.1_in_every_bin": all(abs(b["chance"] - b["observed"]) <= 0.1
-                                                   for b in bins),
-        "brier_skill_above_0": result["reliability"].get("brier_skill", -1) > 0,
-        "hybrid_score_above_every_other": all(hybrid["score"] > s for s in others.values()),
-    }
-
-
-def summary_lines(result: dict) -> list[str]:
-    """The strategy table and the reliability table of the evaluation, as text."""
-    lines = [f"noise: {result['noise']['source']} ({result['noise']['seeds']} seeds)",
-             f"{'strategy':<17} {'|L|':>6} {'loss max':>9} {'loss mean':>10} {'<=3%':>5} {'score':>6}"
-             "  10th-90th over seeds: loss mean, score"]
-    for name, s in result["strategies"].items():
-        spread = s.get("over_seeds", {})
-        low_high = (f"  [{spread['loss_pct_mean'][0]:.2f}, {spread['loss_pct_mean'][1]:.2f}]%, "
-                    f"[{spread['score'][0]:.2f}, {spread['score'][1]:.2f}]" if spread else "")
-        lines.append(f"{name:<17} {s['measured_mean']:6.1f} {s['loss_pct_max']:8.1f}% "
-                     f"{s['loss_pct_mean']:9.2f}% {100 * s['frac_loss_le_3pct']:4.0f}% "
-                     f"{s['score']:6.2f}{low_high}")
-    table = result["reliability"]
-    lines.append(f"reliability ({table.get('decisions', 0)} decisions, Brier skill "
-                 f"{table.get('brier_skill', float('nan')):.3f}):")
-    lines += [f"  {b['low']:.1f}-{b['high']:.1f}: said {b['chance']:.2f}, observed "
-              f"{b['observed']:.2f} ({b['decisions']})" for b in table.get("bins", [])]
-    return lines
 
 
 def main() -> None:
@@ -106,10 +69,10 @@ def main() -> None:
               "predict_corrected_samples_s": predict,
               "predict_corrected_json_s": statistics.median(predict_json),
               "predict_corrected_json_samples_s": predict_json,
-              "targets": targets(result), **result}
+              "targets": evaluation_targets(result), **result}
     out = ROOT / "data" / "bench" / "strategies.json"
     out.write_text(json.dumps(report, indent=1) + "\n")
-    print("\n".join(summary_lines(result)))
+    print("\n".join(strategy_table_lines(result) + reliability_lines(result["reliability"])))
     print(json.dumps({k: report[k] for k in ("evaluate_s", "train_s", "predict_corrected_s",
                                              "predict_corrected_json_s", "targets")}, indent=1))
     print(f"wrote {out}")
