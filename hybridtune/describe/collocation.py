@@ -60,6 +60,35 @@ def nodes(family: str, s: int) -> list:
     raise RequestError(f"unknown method family '{family}' (known: {', '.join(FAMILIES)})")
 
 
+def _coefficients(family: str, s: int, c, b, V) -> mpmath.matrix:
+    """A of the family's s-stage method from its nodes c, weights b and Vandermonde matrix V
+    (V[k, i] = c_i^(k-1)), at the working precision."""
+    A = mpmath.matrix(s, s)
+    k = range(1, s + 1)
+    if family in ("gauss", "radauIIA"):       # C(s) row by row
+        for i in range(s):
+            row = mpmath.lu_solve(V, mpmath.matrix([c[i] ** kk / kk for kk in k]))
+            for j in range(s):
+                A[i, j] = row[j]
+    elif family == "radauIA":                 # D(s) column by column
+        weighted = mpmath.matrix([[b[i] * c[i] ** (kk - 1) for i in range(s)] for kk in k])
+        for j in range(s):
+            col = mpmath.lu_solve(weighted, mpmath.matrix([b[j] * (1 - c[j] ** kk) / kk
+                                                            for kk in k]))
+            for i in range(s):
+                A[i, j] = col[i]
+    else:                                     # a_i1 = b_1, C(s-1) on the other columns
+        kk1 = range(1, s)
+        M = mpmath.matrix([[c[j] ** (kk - 1) for j in range(1, s)] for kk in kk1])
+        for i in range(s):
+            A[i, 0] = b[0]
+            rhs = mpmath.matrix([c[i] ** kk / kk - b[0] * (1 if kk == 1 else 0) for kk in kk1])
+            rest = mpmath.lu_solve(M, rhs)
+            for j in range(1, s):
+                A[i, j] = rest[j - 1]
+    return A
+
+
 def butcher(family: str, s: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """(A, b, c, order) of the s-stage method of a family."""
     if family not in FAMILIES:
@@ -72,28 +101,7 @@ def butcher(family: str, s: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, in
         k = range(1, s + 1)
         V = mpmath.matrix([[ci ** (kk - 1) for ci in c] for kk in k])       # V[k, i] = c_i^(k-1)
         b = mpmath.lu_solve(V, mpmath.matrix([mpmath.mpf(1) / kk for kk in k]))   # B(s)
-        A = mpmath.matrix(s, s)
-        if family in ("gauss", "radauIIA"):       # C(s) row by row
-            for i in range(s):
-                row = mpmath.lu_solve(V, mpmath.matrix([c[i] ** kk / kk for kk in k]))
-                for j in range(s):
-                    A[i, j] = row[j]
-        elif family == "radauIA":                 # D(s) column by column
-            for j in range(s):
-                rhs = mpmath.matrix([b[j] * (1 - c[j] ** kk) / kk for kk in k])
-                weighted = mpmath.matrix([[b[i] * c[i] ** (kk - 1) for i in range(s)] for kk in k])
-                col = mpmath.lu_solve(weighted, rhs)
-                for i in range(s):
-                    A[i, j] = col[i]
-        else:                                     # a_i1 = b_1, C(s-1) on the other columns
-            kk1 = range(1, s)
-            M = mpmath.matrix([[c[j] ** (kk - 1) for j in range(1, s)] for kk in kk1])
-            for i in range(s):
-                A[i, 0] = b[0]
-                rhs = mpmath.matrix([c[i] ** kk / kk - b[0] * (1 if kk == 1 else 0) for kk in kk1])
-                rest = mpmath.lu_solve(M, rhs)
-                for j in range(1, s):
-                    A[i, j] = rest[j - 1]
+        A = _coefficients(family, s, c, b, V)
         to_float = lambda x: float(mpmath.nstr(x, 25))   # noqa: E731 - correctly rounded
         return (np.array([[to_float(A[i, j]) for j in range(s)] for i in range(s)]),
                 np.array([to_float(x) for x in b]), np.array([to_float(x) for x in c]),

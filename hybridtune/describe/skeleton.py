@@ -88,6 +88,27 @@ def kernel_call(directive: Directive) -> KernelCall:
     return KernelCall(directive.args[0], bindings)
 
 
+def _directive_problem(directive) -> str:
+    """What a malformed %KERNEL, %COM or %SWAP directive should have been ("" where it is well
+    formed)."""
+    args = directive.args
+    if directive.name == "KERNEL":
+        ok = args and _IDENT.match(args[0]) and all(
+            re.fullmatch(r"[A-Za-z_]\w*=[A-Za-z_]\w*", arg) for arg in args[1:])
+        return "" if ok else "'%KERNEL template [array=buffer ...]'"
+    if directive.name == "COM":
+        op = args[0] if args else ""
+        barrier = op in BARRIERS and len(args) == 1
+        exchange = op in EXCHANGES and len(args) == 2 and _IDENT.match(args[1])
+        return "" if barrier or exchange else (
+            f"'%COM op' with op one of {', '.join(sorted(BARRIERS))}, or "
+            f"'%COM op buffer' with op one of {', '.join(sorted(EXCHANGES))}")
+    if directive.name == "SWAP":
+        ok = len(args) == 2 and all(_IDENT.match(a) for a in args) and args[0] != args[1]
+        return "" if ok else "'%SWAP buffer1 buffer2' naming two buffers"
+    return ""
+
+
 def parse_skeleton(source: Source) -> Skeleton:
     root = Node.root(source)
     fields = root.mapping(required=("code",), optional=("name", "kind", "description"))
@@ -95,29 +116,11 @@ def parse_skeleton(source: Source) -> Skeleton:
     program = parse_program(code, {"KERNEL", "COM", "SWAP"}, BOUND_NAMES)
     kernels = 0
     for directive, _ in loops_and_directives(program):
-        offset = directive.line - code.line if directive.line else None
-        text = " ".join((f"%{directive.name}",) + directive.args)
-        if directive.name == "KERNEL":
-            kernels += 1
-            ok = directive.args and _IDENT.match(directive.args[0]) and all(
-                re.fullmatch(r"[A-Za-z_]\w*=[A-Za-z_]\w*", arg) for arg in directive.args[1:])
-            if not ok:
-                raise code.error("'%KERNEL template [array=buffer ...]'", value=text,
-                                 line_offset=offset)
-        elif directive.name == "COM":
-            op = directive.args[0] if directive.args else ""
-            barrier = op in BARRIERS and len(directive.args) == 1
-            exchange = op in EXCHANGES and len(directive.args) == 2 \
-                and _IDENT.match(directive.args[1])
-            if not (barrier or exchange):
-                raise code.error(f"'%COM op' with op one of {', '.join(sorted(BARRIERS))}, or "
-                                 f"'%COM op buffer' with op one of {', '.join(sorted(EXCHANGES))}",
-                                 value=text, line_offset=offset)
-        elif directive.name == "SWAP":
-            if len(directive.args) != 2 or not all(_IDENT.match(a) for a in directive.args) \
-                    or directive.args[0] == directive.args[1]:
-                raise code.error("'%SWAP buffer1 buffer2' naming two buffers", value=text,
-                                 line_offset=offset)
+        kernels += directive.name == "KERNEL"
+        expected = _directive_problem(directive)
+        if expected:
+            raise code.error(expected, value=" ".join((f"%{directive.name}",) + directive.args),
+                             line_offset=directive.line - code.line if directive.line else None)
     if not kernels:
         raise code.error("a skeleton with at least one %KERNEL")
     name = fields["name"].string() if "name" in fields else Path(source.path).name.split(".")[0]
