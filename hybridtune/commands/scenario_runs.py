@@ -24,7 +24,7 @@ from hybridtune.errors import HybridtuneError
 
 
 @dataclass
-class Outcome:
+class CommandOutcome:
     code: object              # the exit code, or "traceback" / "timeout"
     stdout: str
     stderr: str
@@ -64,7 +64,7 @@ def _machine_parsed_once():
         loader.read_source = source.read_source
 
 
-def run_command(argv: list[str], timeout_s: float = 0) -> Outcome:
+def run_command(argv: list[str], timeout_s: float = 0) -> CommandOutcome:
     """hybridtune ARGV in this process: its exit code and output; an exception that escapes main
     is a traceback."""
     out, err = io.StringIO(), io.StringIO()
@@ -79,11 +79,11 @@ def run_command(argv: list[str], timeout_s: float = 0) -> Outcome:
                 code = main(argv)
             except SystemExit as exit_:
                 code = exit_.code if isinstance(exit_.code, int) else 2
-        return Outcome(code, out.getvalue(), err.getvalue())
+        return CommandOutcome(code, out.getvalue(), err.getvalue())
     except _Timeout:
-        return Outcome("timeout", out.getvalue(), err.getvalue())
+        return CommandOutcome("timeout", out.getvalue(), err.getvalue())
     except Exception:
-        return Outcome("traceback", out.getvalue(), err.getvalue(), traceback.format_exc())
+        return CommandOutcome("traceback", out.getvalue(), err.getvalue(), traceback.format_exc())
     finally:
         if timeout_s:
             signal.setitimer(signal.ITIMER_REAL, 0)
@@ -110,7 +110,7 @@ def command_lines(path: Path, folder: Path) -> dict:
 
 
 def run_scenario(drawn: Drawn, folder: Path, timeout_s: float = 0) -> dict:
-    """Write the scenario into folder and run the commands: {command: Outcome}."""
+    """Write the scenario into folder and run the commands: {command: CommandOutcome}."""
     path = drawn.write(folder)
     lines = command_lines(path, folder)
     return {name: run_command(argv, timeout_s) for name, argv in lines.items()}
