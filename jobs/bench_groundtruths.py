@@ -21,6 +21,8 @@ import sys
 import time
 from pathlib import Path
 
+from hybridtune.measure.provenance import cpu_model
+
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 HEADLINE = ("hybrid", "hybrid (no model)", "RunAll", "preselect:5")
@@ -37,11 +39,6 @@ def finished(process: subprocess.Popen, what: str) -> dict:
     if process.returncode != 0:
         raise SystemExit(f"evaluate {what} failed ({process.returncode}): {err[-2000:]}")
     return json.loads(out)
-
-
-def cpu_name() -> str:
-    from hybridtune.measure.provenance import hardware_identity
-    return hardware_identity()["hardware"]["model"]
 
 
 def main() -> None:
@@ -63,7 +60,7 @@ def main() -> None:
     a["feature_sets"], a["hosts"] = hosts["feature_sets"], hosts["hosts"]
     b = json.loads(args.host_b_result.read_text()) if other is None else finished(other, args.host_b)
     report = {"command": "jobs/bench_groundtruths.sh " + " ".join(sys.argv[1:]),
-              "started": started, "replayed_on": f"{platform.node()} ({cpu_name()})",
+              "started": started, "replayed_on": f"{platform.node()} ({cpu_model()})",
               "seconds": time.perf_counter() - start, "noise_seeds": args.noise_seeds,
               "host_a": {"store": args.host_a, **{k: a[k] for k in a if k != "hosts"}},
               "host_b": {"store": args.host_b, **b, **({"from_file": str(args.host_b_result)}
