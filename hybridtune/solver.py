@@ -10,13 +10,13 @@ import numpy as np
 from hybridtune.describe.library import scenarios_dir
 from hybridtune.describe.loader import load, load_named
 from hybridtune.errors import HybridtuneError, RequestError
-from hybridtune.generate.cvariant import GeneratedVariant, generate_variant
 from hybridtune.compiler.build import build
+from hybridtune.generate.cvariant import GeneratedVariant, generate_variant
+from hybridtune.generate.pool import select_variants
 
 
 def generated_for(variant_id: str, method, ivp, scenario=None) -> GeneratedVariant:
     """The C of a variant of a scenario's pool (default scenario) for a method and an IVP."""
-    from hybridtune.generate.pool import select_variants
     scenario = scenario or load(scenarios_dir() / "default.yaml", "scenario")
     variant = select_variants(scenario, method, [variant_id])[0]
     skeleton = {s.name: s for s in scenario.skeletons}[variant.skeleton]

@@ -1,4 +1,4 @@
-"""`hybridtune evaluate`: the strategies replayed on measured pools and the models scored out of sample."""
+"""`hybridtune evaluate`: the strategies replayed on measured pools, the models scored out of sample."""
 
 from __future__ import annotations
 

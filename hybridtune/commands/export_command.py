@@ -1,4 +1,4 @@
-"""`hybridtune export`: a variant's solver, or the tuned solver, written as C sources, header, Makefile."""
+"""`hybridtune export`: a variant's solver, or the tuned solver, as C sources, header and Makefile."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The offline stage as text for predict and tune: its summary, failures, corrected rankings, progress notes."""
+"""The offline stage as text for predict and tune: summary, failures, corrected rankings, progress."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`hybridtune predict`: a scenario's pool ranked by offline prediction (corrected by the trained model if asked)."""
+"""`hybridtune predict`: a scenario's pool ranked by offline prediction, or by the corrected time."""
 
 from __future__ import annotations
 

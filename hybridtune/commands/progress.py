@@ -8,6 +8,10 @@ from __future__ import annotations
 import sys
 import time
 
+from rich.console import Console
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress as Bar, TextColumn,
+                           TimeElapsedColumn, TimeRemainingColumn)
+
 PLAIN_INTERVAL_S = 5.0
 
 
@@ -27,9 +31,6 @@ class Progress:
         if total <= 0:
             return
         if self.terminal:
-            from rich.console import Console
-            from rich.progress import (BarColumn, MofNCompleteColumn, Progress as Bar, TextColumn,
-                                       TimeElapsedColumn, TimeRemainingColumn)
             self._bar = Bar(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                             TimeElapsedColumn(), TimeRemainingColumn(),
                             TextColumn("{task.fields[note]}"),

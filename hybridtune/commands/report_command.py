@@ -1,4 +1,4 @@
-"""`hybridtune report`: a store described as one HTML page with PNG plots, written whole into a folder or not at all."""
+"""`hybridtune report`: a store described as one HTML page with PNG plots, written whole or not at all."""
 
 from __future__ import annotations
 

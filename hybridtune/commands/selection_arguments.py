@@ -1,4 +1,4 @@
-"""The options that select configurations (-n, --threads, --ranks) and the store, shared by predict and tune."""
+"""The options that select configurations (-n, --threads, --ranks) and the store: predict's, tune's."""
 
 from __future__ import annotations
 

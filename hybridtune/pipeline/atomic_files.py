@@ -1,4 +1,4 @@
-"""Files and folders written whole or not at all: through a temporary beside the target, then renamed."""
+"""Files and folders written whole or not at all: through a temporary beside the target, renamed."""
 
 from __future__ import annotations
 

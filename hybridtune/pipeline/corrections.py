@@ -5,8 +5,14 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from hybridtune.describe.library import default_store
 from hybridtune.errors import RequestError
+from hybridtune.learn.correct import corrected_times
+from hybridtune.learn.persist import latest_models, load_model
+from hybridtune.learn.table import Z95
 from hybridtune.pipeline.store_frames import machine_rows
+from hybridtune.predict.features import FEATURE_SCHEMA
+from hybridtune.store import Store
 
 
 def require_model(path: str | None, machine_sha256: str, option: str = "--corrected",
@@ -14,9 +20,6 @@ def require_model(path: str | None, machine_sha256: str, option: str = "--correc
     """The store's path; refuse `option` (--corrected, --prior), before anything is written,
     where the store has no model of this version's feature schema for the machine file (with
     any_machine: for any machine file, as a model of other hardware serves --prior)."""
-    from hybridtune.describe.library import default_store
-    from hybridtune.predict.features import FEATURE_SCHEMA
-    from hybridtune.store import Store
     path = path or str(default_store())
     if not Path(path).exists():
         raise RequestError(f"{option}: no store {path} (its models come from `hybridtune "
@@ -45,7 +48,6 @@ def require_model(path: str | None, machine_sha256: str, option: str = "--correc
 def prepared_corrections(path: str, machine_sha256: str) -> tuple:
     """What corrections need of the store: the rows of a machine file and its latest model
     (rebuilt); an error naming `hybridtune train` where there is no model."""
-    from hybridtune.learn.persist import latest_models, load_model
     rows, frames = machine_rows(path, machine_sha256)
     stored = latest_models(frames["models"], rows.machine_sha256)
     record = stored.get("gp") or stored.get("linear")
@@ -58,8 +60,6 @@ def prepared_corrections(path: str, machine_sha256: str) -> tuple:
 def corrections_of(prepared: tuple, configurations) -> tuple[str, dict]:
     """The model used (its description) and, per configuration (method, IVP, n, ranks, threads),
     variant -> Corrected."""
-    from hybridtune.learn.correct import corrected_times
-    from hybridtune.learn.table import Z95
     model_id, fitted, frame = prepared
     out = {}
     for method, ivp, n, ranks, threads in configurations:

@@ -1,4 +1,4 @@
-"""`evaluate` assembled: the strategies replayed on a ground-truth store, the models scored, hosts compared."""
+"""`evaluate` assembled: strategies replayed on a ground-truth store, models scored, hosts compared."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ class EvaluationRequest:
 
 
 @dataclass(frozen=True)
-class Evaluation:
+class EvaluationDocument:
     """The JSON document; the replay's result, the offline errors by regime, the shares' value."""
     document: dict
     result: object = None
@@ -69,7 +69,7 @@ def offline_by_machine(frames: dict) -> dict:
             for sha in machine_files(predictions)}
 
 
-def _strategies(request: EvaluationRequest, host: dict) -> Evaluation:
+def _strategies(request: EvaluationRequest, host: dict) -> EvaluationDocument:
     rows, noise = host["host"].rows, host["noise"]
     result = evaluate(rows, request.stop, with_tpe=request.with_tpe, noise=noise,
                       seeds=request.noise_seeds)
@@ -84,7 +84,7 @@ def _strategies(request: EvaluationRequest, host: dict) -> Evaluation:
                 "transfer": result.transfer, "configurations": result.configurations,
                 "curves": result.curves, "offline_by_regime": regimes,
                 "sample_shares": valued, "notes": result.notes}
-    return Evaluation(document, result, regimes, valued)
+    return EvaluationDocument(document, result, regimes, valued)
 
 
 def _hosts(request: EvaluationRequest, host: dict, other: dict | None) -> dict:
@@ -102,12 +102,13 @@ def _hosts(request: EvaluationRequest, host: dict, other: dict | None) -> dict:
     return out
 
 
-def run_evaluation(request: EvaluationRequest) -> Evaluation:
+def run_evaluation(request: EvaluationRequest) -> EvaluationDocument:
     """Everything evaluate reports, as one JSON document and the parts its text shows."""
     check_evaluation(request)
     host = read_host(request.db, request.noise_seeds)
     other = read_host(request.other_host, request.noise_seeds) if request.other_host else None
-    evaluation = _strategies(request, host) if request.strategies else Evaluation({}, None, {}, [])
+    evaluation = _strategies(request, host) if request.strategies else \
+        EvaluationDocument({}, None, {}, [])
     document = evaluation.document
     document["pass_agreement"] = pass_agreement(host["frames"]["measurements"])
     document.update(_hosts(request, host, other))

@@ -1,4 +1,4 @@
-"""The nodes a measurement of each (ranks, threads) layout holds in a job, refused where none fits."""
+"""The nodes a measurement of each (ranks, threads) layout holds in a job; refused where none fits."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`train`: the correction models fitted on a store's learning rows of one machine file and stored in it."""
+"""`train`: correction models fitted on a store's learning rows of one machine file, stored in it."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`predict`: a scenario's pool ranked by the offline model, corrected by the store's trained model if asked.
+"""`predict`: a scenario's pool ranked by the offline model, corrected by the trained model if asked.
 
 Also the dry run: the analyses that would run and what the store's predictions already rank."""
 

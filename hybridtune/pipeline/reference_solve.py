@@ -1,4 +1,4 @@
-"""An IVP integrated by the numpy reference PIRK solver or by a compiled variant, its final state summed up."""
+"""An IVP integrated by the numpy reference PIRK solver or a compiled variant; its final state."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`report`: a store described as one HTML page with PNG plots, assembled and written whole or not at all."""
+"""`report`: a store described as one HTML page with PNG plots, assembled and written whole."""
 
 from __future__ import annotations
 

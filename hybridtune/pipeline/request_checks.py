@@ -1,4 +1,4 @@
-"""The checks of a request that measure, tune and predict share, each refusing before anything runs."""
+"""The checks of a request that measure, tune and predict share; each refuses before anything runs."""
 
 from __future__ import annotations
 

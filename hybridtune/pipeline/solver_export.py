@@ -1,4 +1,4 @@
-"""`export`: a variant's solver or the tuned solver written as C sources, header and Makefile into a folder."""
+"""`export`: a variant's solver or the tuned solver written as C sources, header and Makefile."""
 
 from __future__ import annotations
 

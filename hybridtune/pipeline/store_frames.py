@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from hybridtune.errors import RequestError
+from hybridtune.learn.table import MEASUREMENT_COLUMNS, PREDICTION_COLUMNS, joined_rows
+from hybridtune.store import Store
 
 
 def read_frames(path: str, tables: tuple, machine_sha256: str | None = None) -> dict:
@@ -12,8 +14,6 @@ def read_frames(path: str, tables: tuple, machine_sha256: str | None = None) -> 
     only what learning reads (their kernel breakdowns are the largest part of a store). With a
     machine file's sha256: only the predictions whose stored feature row names it, and of the
     measurements only what learning reads."""
-    from hybridtune.learn.table import MEASUREMENT_COLUMNS, PREDICTION_COLUMNS
-    from hybridtune.store import Store
     if Path(path).is_dir():
         raise RequestError(f"--db {path}: expected a store file, found a directory")
     if not Path(path).is_file():
@@ -32,7 +32,6 @@ def read_rows(path: str, machine_sha256: str | None = None):
     """The store's learning rows (predictions with features joined to measurements) of one machine
     file (default: the one predicted with last), and the frames they came from with the models;
     read-only."""
-    from hybridtune.learn.table import joined_rows
     frames = read_frames(path, ("variant_predictions", "measurements", "models", "runs"))
     return joined_rows(frames["variant_predictions"], frames["measurements"], machine_sha256,
                        runs=frames["runs"]), frames
@@ -42,7 +41,6 @@ def machine_rows(path: str, machine_sha256: str):
     """read_rows of one machine file, reading only its predictions and the measurement columns
     learning reads (everything, as read_rows does, where that finds no rows of the machine file,
     so the error names what the store holds)."""
-    from hybridtune.learn.table import joined_rows
     frames = read_frames(path, ("variant_predictions", "measurements", "models", "runs"),
                          machine_sha256)
     try:

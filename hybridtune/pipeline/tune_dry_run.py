@@ -1,4 +1,4 @@
-"""What a tune run would analyse, build and measure, with an estimated cost; nothing runs or is written.
+"""What a tune run would analyse, build and measure, and its cost; nothing runs or is written.
 
 The store, where it exists, is only read."""
 

@@ -1,4 +1,4 @@
-"""What a tuning run tells whoever watches it (the command line's progress and printing): one method per event."""
+"""What a tuning run tells whoever watches it (progress, printing): one method per event."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A tune request built from its options and checked: strategy, shard, time limit, hybrid's options."""
+"""A tune request's options checked: strategy, shard, time limit, the hybrid strategy's options."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A scenario's variant pool listed: one row per variant with its communication per step, and a summary."""
+"""A scenario's variant pool listed: a row per variant with its communication per step; a summary."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`measure`: chosen variants of a scenario generated, built, verified and timed per configuration, each stored."""
+"""`measure`: chosen variants generated, built, verified and timed per configuration, each stored."""
 
 from __future__ import annotations
 

@@ -79,7 +79,7 @@ class NodeExecutor(Executor):
     spanning task holds whole nodes."""
 
     def __init__(self, launch: Launch, slots=lambda node: 1):
-        self.comm = launch.comm
+        self.comm, self.mpi = launch.comm, launch.mpi
         self.slots = {node.ranks[0]: max(1, slots(node)) for node in launch.nodes}
         self.names = {node.ranks[0]: node.name for node in launch.nodes}
         self.capacity = sum(self.slots.values())
@@ -175,7 +175,7 @@ class NodeExecutor(Executor):
             future.set_exception(RemoteTaskError(f"a task on rank {leader} failed:\n{value}"))
 
     def _progress(self) -> None:
-        from mpi4py import MPI
+        MPI = self.mpi
         status, backoff = MPI.Status(), Backoff()
         while not self._stopping.is_set():
             if self._dispatch():
@@ -238,7 +238,7 @@ def _done(request) -> bool:
 def serve(launch: Launch) -> int:
     """A rank other than 0: run the tasks rank 0 sends (as many at once as it sends) until it says
     stop; its exit code."""
-    from mpi4py import MPI
+    MPI = launch.mpi
     comm, status, backoff = launch.comm, MPI.Status(), Backoff()
     running: dict = {}          # future -> (task id, result tag)
     sends: list = []

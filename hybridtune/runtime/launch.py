@@ -43,6 +43,7 @@ class Launch:
     size: int
     nodes: tuple            # JobNode, rank 0's node first (known on rank 0 only)
     comm: object = None     # the MPI communicator, None when direct
+    mpi: object = None      # mpi4py's MPI module, initialised; None when direct
 
 
 def step_tasks(env=os.environ) -> int:
@@ -116,7 +117,7 @@ def discover() -> Launch:
     facts = _own_facts()
     if rank != 0:
         wait_for(comm.isend(facts, dest=0, tag=TAG_HELLO))
-        return Launch(launcher, rank, size, (), comm)
+        return Launch(launcher, rank, size, (), comm, MPI)
     gathered = {0: facts}
     while len(gathered) < size:
         status = MPI.Status()
@@ -124,7 +125,7 @@ def discover() -> Launch:
             gathered[status.Get_source()] = comm.recv(source=status.Get_source(), tag=TAG_HELLO)
         else:
             time.sleep(POLL_S)
-    return Launch(launcher, 0, size, _group([gathered[r] for r in range(size)]), comm)
+    return Launch(launcher, 0, size, _group([gathered[r] for r in range(size)]), comm, MPI)
 
 
 def _start_mpi():
@@ -134,7 +135,7 @@ def _start_mpi():
     added = slurm_pmi_netmod(os.environ) if under_slurm_pmi(os.environ) else {}
     os.environ.update(added)
     try:
-        from mpi4py import MPI
+        from mpi4py import MPI      # importing it initialises MPI: only under an MPI launcher
     finally:
         for name in added:
             os.environ.pop(name, None)
