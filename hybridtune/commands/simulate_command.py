@@ -1,4 +1,4 @@
-"""`hybridtune simulate`: the variants predicted fastest run by SMPI on a platform beside their predictions."""
+"""`hybridtune simulate`: the variants predicted fastest, run by SMPI beside their predictions."""
 
 from __future__ import annotations
 

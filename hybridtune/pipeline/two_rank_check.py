@@ -1,4 +1,4 @@
-"""Two simulated ranks against two real ones: this machine as a SimGrid platform, calibrated as SMPI is.
+"""Two simulated ranks against two real ones, on this machine as a SimGrid platform calibrated here.
 
 The platform's link is the pairwise exchange the variants' allgathers make on 2 ranks, measured now
 and fitted piecewise (Hockney, its protocol switch where a ping-pong switches): its links carry the

@@ -1,4 +1,4 @@
-"""A job's plan as text and as JSON: its layouts, the choice at an efficiency, the fastest, SMPI's checks."""
+"""A job's plan as text and JSON: its layouts, the choice at an efficiency, the fastest, SMPI's checks."""
 
 from __future__ import annotations
 
