@@ -14,7 +14,8 @@ from hybridtune.report.plots import Plot, _grid
 
 def scaling_inputs(documents: list[dict]) -> tuple[list, list]:
     """(studies, simulated points) of the given JSON documents: `predict --scaling --json`
-    output has studies; jobs/bench_scaling.py's has platforms with points."""
+    output has studies; `simulate --json`'s and jobs/bench_scaling.py's have platforms with
+    points (pipeline/scaling_documents.py)."""
     studies, points = [], []
     for document in documents:
         studies += document.get("studies", [])
