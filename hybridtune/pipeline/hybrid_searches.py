@@ -6,7 +6,7 @@ configurations, shared by that IVP's searches and conditioned on what the store 
 
 from __future__ import annotations
 
-from hybridtune.pipeline.measurement_rows import observed
+from hybridtune.pipeline.measurement_rows import MeasuredRow
 from hybridtune.learn.belief import HARDWARE_SPREAD, from_other_hardware, prior_belief
 from hybridtune.learn.persist import latest_models, load_model
 from hybridtune.learn.table import (KEY, PREDICTION_COLUMNS, hardware_name, joined_rows,
@@ -110,7 +110,7 @@ def searches(plans: list, store, machine_sha256: str, hardware_id: str, stop: fl
                                           start, covered), plan.candidates, sample)
             for position, vid in enumerate(mine):
                 if vid in plan.reused:
-                    search.tell(position, *observed(plan.reused[vid]))
+                    search.tell(position, *MeasuredRow.of(plan.reused[vid]).told)
             found[index] = search
             start += len(mine)
     return [found[index] for index in range(len(plans))], \

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import FIRST_COMPLETED, wait
+from dataclasses import dataclass, field
 
 from hybridtune.runtime import signals
 from hybridtune.runtime.executors import on_nodes
-from hybridtune.pipeline.measurement_rows import observed, row_ok
+from hybridtune.pipeline.measurement_rows import MeasuredRow
 from hybridtune.learn import timing
 from hybridtune.measure.runner import MeasureOptions, Measurement, measure, retime_interleaved
 from hybridtune.measure.tasks import prebuild
@@ -54,14 +55,59 @@ class Collector:
         self.store = store
         self.on_result = on_result
 
-    def take(self, plan, measurement: Measurement) -> dict | None:
+    def take(self, plan, measurement: Measurement) -> MeasuredRow | None:
+        """The measurement's row, stored and told (None: interrupted, not a result)."""
         if measurement.interrupted:
             return None
         row = measurement.as_row()
         self.store.append_many("measurements", [row])
         if self.on_result:
             self.on_result(plan, row)
-        return row
+        return MeasuredRow.of(row)
+
+
+@dataclass(frozen=True)
+class ConfigurationSearch:
+    """One configuration's search as the measuring phase drives it: its plan, its search, the
+    tasks it may run, and what it has measured and left so far."""
+    plan: object                # TuningPlan
+    search: object              # strategies/protocol.Search
+    tasks: dict                 # variant id -> MeasureTask
+    new: dict = field(default_factory=dict)     # variant id -> row measured now (the store's)
+    left: list = field(default_factory=list)    # ids left unmeasured, in the search's order
+
+    @classmethod
+    def of(cls, plan, search) -> ConfigurationSearch:
+        return cls(plan, search, {task.generated.variant_id: task for task in plan.tasks})
+
+    def task_for(self, position: int, deadline: float | None, cost_s: float):
+        """The task to run for an asked position, or None where the store answers it (told at
+        once: its row, or a failure where there is no task) or the deadline comes first."""
+        vid = self.plan.candidates.ids[position]
+        stored, task = self.plan.reused.get(vid), self.tasks.get(vid)
+        if stored is not None or task is None:
+            self.search.tell(position, *(MeasuredRow.of(stored).told if stored else (None, None)))
+            return None
+        if deadline is not None and time.monotonic() + cost_s > deadline:
+            self.stop(position, "the time limit")
+            return None
+        return task
+
+    def take(self, position: int, row: MeasuredRow | None) -> None:
+        """A measurement came back: told to the search, or (interrupted) the search stopped."""
+        if row is None:
+            self.stop(position, "interrupted")
+            return
+        self.new[row.id] = row.columns
+        self.search.tell(position, *row.told)
+
+    def stop(self, position: int, why: str) -> None:
+        """End the search from outside; what it asked and would still ask is left unmeasured."""
+        asked = [self.plan.candidates.ids[p] for p in [position, *self.search.remaining()]]
+        # what the store answers is not left unmeasured: a resumed run takes it from there
+        self.left.extend(vid for vid in asked
+                         if vid not in self.plan.reused and vid in self.tasks)
+        self.search.end(why)
 
 
 def run_searches(executor, plans: list, found: list, options: MeasureOptions,
@@ -70,52 +116,38 @@ def run_searches(executor, plans: list, found: list, options: MeasureOptions,
     """While a node is free, ask each configuration's search in turn for its next variant,
     measure it (or answer it from the store) and tell the search the result, until every search
     has ended or the deadline comes; the new rows and the ids left unmeasured, per configuration."""
-    ids = [plan.candidates.ids for plan in plans]
-    tasks = [{task.generated.variant_id: task for task in plan.tasks} for plan in plans]
-    new: dict = {index: {} for index in range(len(plans))}
-    left: dict = {index: [] for index in range(len(plans))}
-    running: dict = {}
-
-    def stop(index: int, position: int, why: str) -> None:
-        search = found[index]
-        asked = [ids[index][p] for p in [position, *search.remaining()]]
-        # what the store answers is not left unmeasured: a resumed run takes it from there
-        left[index] += [vid for vid in asked
-                        if vid not in plans[index].reused and vid in tasks[index]]
-        search.end(why)
-
+    searches = [ConfigurationSearch.of(plan, search) for plan, search in zip(plans, found)]
+    running: dict = {}          # future -> (ConfigurationSearch, position)
     while True:
         signals.check()
-        asked = True
-        while asked and len(running) < executor.capacity:
-            asked = False
-            for index, search in enumerate(found):
-                if len(running) >= executor.capacity or search.ended_by:
-                    continue
-                picks = search.ask(1)
-                if not picks:
-                    continue
-                asked, position = True, picks[0]
-                vid = ids[index][position]
-                stored, task = plans[index].reused.get(vid), tasks[index].get(vid)
-                if stored is not None or task is None:
-                    search.tell(position, *(observed(stored) if stored else (None, None)))
-                elif deadline is not None and time.monotonic() + cost_s > deadline:
-                    stop(index, position, "the time limit")
-                else:
-                    running[on_nodes(executor, task.span, measure, task, options)] = \
-                        (index, position)
+        _ask_while_free(executor, searches, running, options, deadline, cost_s)
         if not running:
-            return new, left
+            return ({index: s.new for index, s in enumerate(searches)},
+                    {index: s.left for index, s in enumerate(searches)})
         done, _ = wait(list(running), timeout=0.5, return_when=FIRST_COMPLETED)
         for future in done:
-            index, position = running.pop(future)
-            row = collector.take(plans[index], future.result())
-            if row is None:
-                stop(index, position, "interrupted")
-            else:
-                new[index][row["id"]] = row
-                found[index].tell(position, *observed(row))
+            searched, position = running.pop(future)
+            searched.take(position, collector.take(searched.plan, future.result()))
+
+
+def _ask_while_free(executor, searches: list, running: dict, options: MeasureOptions,
+                    deadline: float | None, cost_s: float) -> None:
+    """Ask the searches in turn, one variant each, while a node is free and one asks for more;
+    each task to run goes into running."""
+    asked = True
+    while asked and len(running) < executor.capacity:
+        asked = False
+        for searched in searches:
+            if len(running) >= executor.capacity or searched.search.ended_by:
+                continue
+            picks = searched.search.ask(1)
+            if not picks:
+                continue
+            asked, position = True, picks[0]
+            task = searched.task_for(position, deadline, cost_s)
+            if task is not None:
+                future = on_nodes(executor, task.span, measure, task, options)
+                running[future] = (searched, position)
 
 
 def task_cost(options: MeasureOptions) -> float:
@@ -124,9 +156,9 @@ def task_cost(options: MeasureOptions) -> float:
 
 def contenders(plan, rows: dict) -> list[str]:
     """Ids of the ok shortlisted variants close enough to the best to be re-timed (learn/timing)."""
-    return timing.contenders({p.id: (rows[p.id]["median_s"], rows[p.id].get("ci_low_s"),
-                                     rows[p.id].get("ci_high_s"))
-                              for p in plan.shortlisted if p.id in rows and row_ok(rows[p.id])})
+    read = {p.id: MeasuredRow.of(rows[p.id]) for p in plan.shortlisted if p.id in rows}
+    return timing.contenders({vid: (row.median_s, row.ci_low_s, row.ci_high_s)
+                              for vid, row in read.items() if row.ok})
 
 
 def retime(executor, plans: list, rows: dict, new: dict, options: MeasureOptions,
@@ -143,8 +175,8 @@ def retime(executor, plans: list, rows: dict, new: dict, options: MeasureOptions
     def collect(index, future):
         for measurement in future.result():
             row = collector.take(plans[index], measurement)
-            if row is not None and row_ok(row):
-                retimed[index][row["id"]] = row
+            if row is not None and row.ok:
+                retimed[index][row.id] = row.columns
 
     futures = {}
     for index, ids in groups.items():

@@ -1,0 +1,192 @@
+"""run_searches and the re-timing in-process: searches asked while a node is free, rows stored as they come."""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import pytest
+
+from hybridtune.measure.runner import INTERRUPTED, Measurement, MeasureOptions
+from hybridtune.pipeline import measuring_phase
+from hybridtune.pipeline.measurement_rows import MeasuredRow, row_ok
+from hybridtune.pipeline.measuring_phase import Collector, contenders, retime, run_searches
+from hybridtune.runtime.executors import InlineExecutor
+from hybridtune.strategies.protocol import Candidates, Planned, Search
+
+OPTIONS = MeasureOptions(budget_s=1.0)
+
+
+class TwoSlots(InlineExecutor):
+    """Two nodes' worth of slots, each task run at submission."""
+    capacity = 2
+
+
+class Rows:
+    """A store that keeps what is appended."""
+
+    def __init__(self):
+        self.appended = []
+
+    def append_many(self, table, rows):
+        self.appended += [(table, row) for row in rows]
+
+
+class Told(Search):
+    """A planned search that records what it is told and how it ended."""
+
+    def __init__(self, order):
+        self.planned_order = Planned(order, "all asked")
+        self.told = []
+
+    def ask(self, count):
+        picks = self.planned_order.ask(count)
+        self.ended_by = self.planned_order.ended_by
+        return picks
+
+    def tell(self, position, seconds, ci_rel=None):
+        self.told.append((position, seconds, ci_rel))
+
+    def most(self):
+        return self.planned_order.most()
+
+    def remaining(self):
+        return self.planned_order.remaining()
+
+
+def _task(vid):
+    return SimpleNamespace(generated=SimpleNamespace(variant_id=vid), span=1)
+
+
+def _plan(ids, reused=None, measured=None):
+    """A configuration's plan: candidates ids, rows the store answers, tasks for the others."""
+    reused = reused or {}
+    measured = [vid for vid in ids if vid not in reused] if measured is None else measured
+    tasks = tuple(_task(vid) for vid in measured)
+    return SimpleNamespace(candidates=Candidates(tuple(ids), tuple(range(len(ids)))),
+                           reused=reused, tasks=tasks,
+                           all_tasks={t.generated.variant_id: t for t in tasks},
+                           shortlisted=tuple(SimpleNamespace(id=vid) for vid in ids))
+
+
+def _measured(seconds=None, status="ok", message=""):
+    def measure(task, options):
+        vid = task.generated.variant_id
+        return Measurement(vid, "m", "ivp", 100, 1, status, median_s=seconds.get(vid),
+                           ci_low_s=0.99 * seconds.get(vid, 0), ci_high_s=1.01 * seconds.get(vid, 0),
+                           ci_rel=0.01, message=message)
+    return measure
+
+
+def _stored(vid, seconds, status="ok"):
+    return {"id": vid, "status": status, "median_s": seconds, "ci_rel": 0.005, "run_id": "old"}
+
+
+def test_a_row_is_an_ok_time_only_when_its_median_is_finite():
+    assert MeasuredRow.of(_stored("a", 1.0)).ok and row_ok(_stored("a", 1.0))
+    assert not MeasuredRow.of(_stored("a", float("nan"))).ok
+    assert not MeasuredRow.of(_stored("a", None)).ok
+    assert not MeasuredRow.of(_stored("a", 1.0, "crash")).ok
+    assert MeasuredRow.of(_stored("a", 1.0)).told == (1.0, 0.005)
+    assert MeasuredRow.of(_stored("a", 1.0, "timeout")).told == (None, 0.005)
+
+
+def test_the_stores_rows_are_told_and_the_others_measured_stored_and_told(monkeypatch):
+    seconds = {"b": 2.0, "c": 3.0}
+    monkeypatch.setattr(measuring_phase, "measure", _measured(seconds))
+    store, results = Rows(), []
+    plan = _plan(["a", "b", "c"], reused={"a": _stored("a", 1.0)})
+    search = Told([0, 1, 2])
+    new, left = run_searches(InlineExecutor(), [plan], [search], OPTIONS,
+                             Collector(store, lambda plan, row: results.append(row)), None, 1.0)
+    assert sorted(new[0]) == ["b", "c"] and left == {0: []}
+    assert search.told == [(0, 1.0, 0.005), (1, 2.0, 0.01), (2, 3.0, 0.01)]
+    assert [table for table, _ in store.appended] == ["measurements"] * 2
+    written = [row for _, row in store.appended]
+    assert written == results == [new[0]["b"], new[0]["c"]]
+    assert set(written[0]) == set(Measurement("b", "m", "i", 1, 1, "ok").as_json()) | {"row_id"}
+
+
+def test_a_variant_without_a_task_is_told_a_failure_unmeasured(monkeypatch):
+    monkeypatch.setattr(measuring_phase, "measure", _measured({"a": 1.0}))
+    search = Told([0, 1])
+    new, left = run_searches(InlineExecutor(), [_plan(["a", "b"], measured=["a"])], [search],
+                             OPTIONS, Collector(Rows()), None, 1.0)
+    assert list(new[0]) == ["a"] and search.told[1] == (1, None, None) and left == {0: []}
+
+
+def test_the_time_limit_ends_each_search_with_what_it_left(monkeypatch):
+    monkeypatch.setattr(measuring_phase, "measure", _measured({}))
+    searches = [Told([0, 1, 2]), Told([1, 0])]
+    plans = [_plan(["a", "b", "c"], reused={"b": _stored("b", 1.0)}), _plan(["d", "e"])]
+    new, left = run_searches(InlineExecutor(), plans, searches, OPTIONS, Collector(Rows()),
+                             deadline=0.0, cost_s=1.0)
+    assert new == {0: {}, 1: {}}
+    # what the store answers is not left: a resumed run takes it from there
+    assert left == {0: ["a", "c"], 1: ["e", "d"]}
+    assert [s.ended_by for s in searches] == ["the time limit"] * 2
+
+
+def test_an_interrupted_measurement_is_not_stored_and_ends_its_search(monkeypatch):
+    monkeypatch.setattr(measuring_phase, "measure",
+                        _measured({"a": 1.0}, status="crash", message=f"{INTERRUPTED} SIGTERM"))
+    store, search = Rows(), Told([0, 1])
+    new, left = run_searches(InlineExecutor(), [_plan(["a", "b"])], [search], OPTIONS,
+                             Collector(store), None, 1.0)
+    assert new == {0: {}} and left == {0: ["a", "b"]} and not store.appended
+    assert search.ended_by == "interrupted" and search.told == []
+
+
+def test_searches_take_turns_while_a_node_is_free(monkeypatch):
+    order = []
+
+    def measure(task, options):
+        order.append(task.generated.variant_id)
+        return _measured({task.generated.variant_id: 1.0})(task, options)
+
+    monkeypatch.setattr(measuring_phase, "measure", measure)
+    plans = [_plan(["a", "b"]), _plan(["c", "d"])]
+    run_searches(TwoSlots(), plans, [Told([0, 1]), Told([0, 1])], OPTIONS,
+                 Collector(Rows()), None, 1.0)
+    assert order == ["a", "c", "b", "d"]
+    order.clear()
+    run_searches(InlineExecutor(), plans, [Told([0, 1]), Told([0, 1])], OPTIONS,
+                 Collector(Rows()), None, 1.0)
+    assert order == ["a", "b", "c", "d"]     # one slot: the first search asked again first
+
+
+def test_close_contenders_are_retimed_and_kept_where_ok(monkeypatch):
+    retimed_ids = []
+
+    def interleaved(tasks, options):
+        retimed_ids.extend(t.generated.variant_id for t in tasks)
+        return [Measurement(t.generated.variant_id, "m", "i", 100, 1, "ok", median_s=1.0,
+                            ci_rel=0.01, timing="interleaved") for t in tasks]
+
+    monkeypatch.setattr(measuring_phase, "retime_interleaved", interleaved)
+    plan = _plan(["a", "b", "c"])
+    rows = {"a": {"id": "a", "status": "ok", "median_s": 1.0, "ci_low_s": 0.99, "ci_high_s": 1.01},
+            "b": {"id": "b", "status": "ok", "median_s": 1.005, "ci_low_s": 0.995,
+                  "ci_high_s": 1.015},
+            "c": {"id": "c", "status": "ok", "median_s": 2.0, "ci_low_s": 1.98, "ci_high_s": 2.02}}
+    assert contenders(plan, rows) == ["a", "b"]
+    store = Rows()
+    retimed = retime(InlineExecutor(), [plan], [rows], {0: {"a": rows["a"]}}, OPTIONS,
+                     Collector(store), None)
+    assert retimed_ids == ["a", "b"] and sorted(retimed[0]) == ["a", "b"]
+    assert all(row["timing"] == "interleaved" and math.isfinite(row["median_s"])
+               for row in retimed[0].values())
+    assert [row for _, row in store.appended] == list(retimed[0].values())
+    # nothing new measured: nothing re-timed
+    assert retime(InlineExecutor(), [plan], [rows], {0: {}}, OPTIONS, Collector(Rows()),
+                  None) == {0: {}}
+
+
+@pytest.mark.parametrize("stored", [None, _stored("a", 1.0)])
+def test_the_store_answers_before_the_time_limit_is_asked(monkeypatch, stored):
+    monkeypatch.setattr(measuring_phase, "measure", _measured({}))
+    search = Told([0])
+    plan = _plan(["a"], reused={"a": stored} if stored else {}, measured=[])
+    new, left = run_searches(InlineExecutor(), [plan], [search], OPTIONS, Collector(Rows()),
+                             deadline=0.0, cost_s=1.0)
+    assert left == {0: []} and search.ended_by == "all asked"
