@@ -5,7 +5,9 @@ import pytest
 
 from hybridtune.describe.library import PROJECT_ROOT
 from hybridtune.describe.loader import load_named
-from hybridtune.measure.step_baselines import ReferenceStates, numpy_case, relative_error
+from hybridtune.measure.step_baselines import (ReferenceStates, numba_case, numpy_case,
+                                              relative_error)
+from hybridtune.reference.numba_pirk import NumbaPIRK
 
 
 @pytest.fixture(scope="module")
@@ -32,3 +34,15 @@ def test_the_numpy_step_is_timed_under_the_protocol(method_and_ivp):
     assert case["status"] == "ok" and case["threads"] == 1
     assert case["repetitions"] == 3 and case["steps_per_repetition"] >= 1
     assert case["median_s"] > 0 and case["ci_rel"] is None
+
+
+@pytest.mark.slow
+def test_the_numba_step_is_checked_and_timed(method_and_ivp):
+    pytest.importorskip("numba")
+    method, ivp = method_and_ivp
+    step = NumbaPIRK(method, ivp.name)
+    step.compile()
+    case = numba_case(step, ivp, 600, 1, ReferenceStates(method))
+    assert case["status"] == "ok" and case["check_error"] <= 1e-10
+    assert case["rhs_error_n600"] <= 1e-12 and case["median_s"] > 0
+    assert step.arrays is None
