@@ -52,6 +52,7 @@ class _Pricing:
     compute_rel: float
     comm_rel: float
     note: str
+    on_platform: bool = False
 
 
 def compute_spread(store, machine_sha256: str) -> tuple[float, str]:
@@ -98,7 +99,16 @@ def _pricing(scenario, request: PlanRequest, store) -> _Pricing:
                  "without --platform the exchanges between nodes are priced by this machine's "
                  "own (shared-memory) fits: give --platform FILE for a cluster's network")
     return _Pricing(candidates, (models, note), spread, comm_rel,
-                    f"{note}; {spread_note}; {comm_note}")
+                    f"{note}; {spread_note}; {comm_note}", platform is not None)
+
+
+def _exchanges(pricing: _Pricing, threads: int) -> tuple:
+    """The communication models of ranks of `threads` threads: on a platform, a rank of one
+    thread meets no barrier of its threads, as `predict --scaling` and SMPI have it."""
+    models, note = pricing.communication
+    if threads > 1 or not pricing.on_platform:
+        return models, note
+    return replace(models, omp_barrier=None), note
 
 
 def layout_options(scenario, size: int, pricing: _Pricing, store, workers=None) -> dict:
@@ -106,7 +116,8 @@ def layout_options(scenario, size: int, pricing: _Pricing, store, workers=None) 
     found: dict = {}
     for layout in pricing.candidates:
         rankings = predict_scenario(scenario, size, [layout.threads], store, workers,
-                                    ranks=[layout.ranks], communication=pricing.communication,
+                                    ranks=[layout.ranks],
+                                    communication=_exchanges(pricing, layout.threads),
                                     keep_rankings=False,
                                     ranks_per_domain=layout.ranks_per_domain).rankings
         for ranking in rankings:
