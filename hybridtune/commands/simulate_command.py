@@ -64,9 +64,8 @@ def _check_variants(scenario, ids: list[str] | None) -> tuple:
     """The named variants' ids in the pool of each method (aliases resolved), MPI ones only."""
     if not ids:
         return ()
-    chosen = {}
+    chosen, skeletons = {}, {s.name: s for s in scenario.skeletons}
     for method in scenario.methods:
-        skeletons = {s.name: s for s in scenario.skeletons}
         for variant in select_variants(scenario, method, ids):
             if not skeletons[variant.skeleton].is_mpi:
                 raise RequestError(f"--variant {variant.id}: skeleton {variant.skeleton} is not "
