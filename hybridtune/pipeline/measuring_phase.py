@@ -17,6 +17,7 @@ from hybridtune.pipeline.measurement_rows import MeasuredRow
 from hybridtune.learn import timing
 from hybridtune.measure.runner import MeasureOptions, Measurement, measure, retime_interleaved
 from hybridtune.measure.tasks import prebuild
+from hybridtune.strategies.protocol import Search
 
 BUILD_CHUNK = 8         # variants a node compiles per task (with all its cores)
 SECONDS_PER_MEASUREMENT_OVERHEAD = 0.5
@@ -70,8 +71,8 @@ class Collector:
 class ConfigurationSearch:
     """One configuration's search as the measuring phase drives it: its plan, its search, the
     tasks it may run, and what it has measured and left so far."""
-    plan: object                # TuningPlan
-    search: object              # strategies/protocol.Search
+    plan: object                # tuning_run.TuningPlan (which imports this module)
+    search: Search
     tasks: dict                 # variant id -> MeasureTask
     new: dict = field(default_factory=dict)     # variant id -> row measured now (the store's)
     left: list = field(default_factory=list)    # ids left unmeasured, in the search's order
