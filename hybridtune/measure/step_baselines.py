@@ -14,7 +14,7 @@ import numpy as np
 from hybridtune.measure.repetitions import time_steps
 from hybridtune.measure.runner import MeasureOptions
 from hybridtune.measure.tasks import reference_after, stable_step
-from hybridtune.reference.numba_pirk import threading_layer
+from hybridtune.reference.numba_pirk import numba_module, threading_layer
 from hybridtune.reference.pirk import pirk_step
 from hybridtune.reference.rhs import initial_values, right_hand_side
 
@@ -62,7 +62,7 @@ def _rhs_errors(numba_step, ivp, n: int) -> tuple[dict, str]:
 def numba_case(numba_step, ivp, n: int, threads: int, references: ReferenceStates) -> dict:
     """The numba step (a NumbaPIRK) checked (its RHS to RHS_TOLERANCE, its state after
     check_steps to the variants' tolerance) and timed on `threads` threads."""
-    import numba                # optional: the bench extra
+    numba = numba_module()
     numba.set_num_threads(threads)
     errors, wrong = _rhs_errors(numba_step, ivp, n)
     out = {"threads": threads, "numba_version": numba.__version__, **errors}

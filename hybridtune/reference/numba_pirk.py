@@ -114,11 +114,16 @@ def rhs_source(ivp_name: str) -> str:
             "def rhs(t, x, out):\n" + _indent("\n".join(body), 4) + "\n")
 
 
+def numba_module():
+    """numba, imported only where a step is compiled or timed."""
+    import numba                # optional: the bench extra, never a run-time dependency
+    return numba
+
+
 def _compile(source: str, name: str):
-    from numba import njit      # optional: the bench extra
     namespace: dict = {}
     exec(compile(source, f"<numba_pirk {name}>", "exec"), namespace)
-    return njit(parallel=True, fastmath=False)(namespace[name])
+    return numba_module().njit(parallel=True, fastmath=False)(namespace[name])
 
 
 class NumbaPIRK:
@@ -154,9 +159,8 @@ class NumbaPIRK:
 
 
 def threading_layer() -> str:
-    import numba                # optional: the bench extra
     try:
-        return numba.threading_layer()
+        return numba_module().threading_layer()
     except ValueError:       # no parallel region has run yet
         return "unset"
 
