@@ -20,12 +20,9 @@ def test_import_contracts_are_kept():
 PACKAGE = PROJECT_ROOT / "hybridtune"
 MOST_INNER_IMPORTS = 10
 # imports inside functions their owners are still moving (file: how many): a shrinking list
-INNER_LEFTOVERS = {"predict/kerncraft_adapter.py": 8,
-                   "describe/loader.py": 1, "describe/region_split.py": 1, "report/html.py": 1,
-                   "strategies/tpe.py": 1}
+INNER_LEFTOVERS: dict = {}
 # import circles (through imports inside functions) still to be broken: a shrinking list
-CIRCLE_LEFTOVERS = [{"hybridtune.describe.ivp", "hybridtune.describe.ivp_split"},
-                    {"hybridtune.describe.loader", "hybridtune.describe.scenario"}]
+CIRCLE_LEFTOVERS: list = []
 
 
 def inner_imports() -> dict:

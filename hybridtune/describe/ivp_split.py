@@ -10,6 +10,7 @@ from hybridtune.describe.costs import input_index_trees, outside_sums
 from hybridtune.describe.c_arithmetic import EvaluationError
 from hybridtune.describe.expr import Binary, Cond, Input, Name, Unary, rewrite, walk
 from hybridtune.describe.ivp_checks import component_reads, names_in
+from hybridtune.describe.ivp_block import Block
 from hybridtune.describe.printing import to_c
 from hybridtune.describe.region_split import (COMPARISONS, LOGICAL, SPLITTING, Refused, IndexRegion,
                                               Splitter)
@@ -116,7 +117,6 @@ def _failing(splitter, block, indices) -> str | None:
 
 
 def _piece(splitter, block, number, region: IndexRegion, offsets: dict):
-    from hybridtune.describe.ivp import Block     # ivp.py calls this module while parsing
     levels = list(region.levels)
     inner = levels.pop() if levels else (None, None)
     outer = levels.pop() if levels else (None, None)

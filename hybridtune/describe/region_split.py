@@ -41,7 +41,7 @@ class Splitter:
     """Over the IVP's sizes, as polynomials in its base size: the regions of j on which each index
     is j plus a constant (pieces), or Refused."""
     def __init__(self, ivp):
-        import sympy
+        import sympy            # slow to import (0.2 s): only when an IVP has an index to split
         self.sympy = sympy
         self.ivp = ivp
         root = ivp.sizes.root

@@ -10,7 +10,7 @@ from hybridtune.describe import library
 from hybridtune.describe.expr import LONG_MAX
 from hybridtune.describe.ivp import IVP
 from hybridtune.describe.ivp_checks import names_in
-from hybridtune.describe.loader import load_named
+from hybridtune.describe.part_loader import load_named
 from hybridtune.describe.looplang import loops_and_directives
 from hybridtune.describe.machine import Machine
 from hybridtune.describe.region_sizes import region_names, sizes_by_region

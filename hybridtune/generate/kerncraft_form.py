@@ -14,7 +14,8 @@ import sympy
 from hybridtune.describe.costs import static_is_int
 from hybridtune.describe.expr import (Assign, Binary, Call, Cond, Index, Name, Num, Unary, names,
                                       rewrite, substitute, walk)
-from hybridtune.describe.ivp import IVP, Block
+from hybridtune.describe.ivp import IVP
+from hybridtune.describe.ivp_block import Block
 from hybridtune.describe.kernel import COMPONENT_LOOP, KernelTemplate
 from hybridtune.describe.looplang import Directive, Loop
 from hybridtune.describe.method import Method

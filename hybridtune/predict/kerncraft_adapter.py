@@ -19,6 +19,13 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
+from kerncraft import incore_model, models
+from kerncraft import kerncraft as kerncraft_cli
+from kerncraft.kernel import KernelCode
+from kerncraft.machinemodel import MachineModel
+from kerncraft.pycparser_utils import clean_code
+from osaca.semantics import hw_model
+
 from hybridtune.compiler.build import flags_problem
 from hybridtune.describe.machine import OWN_COMPILER
 from hybridtune.describe.scenario import PREDICTION_MODELS as MODELS
@@ -91,7 +98,6 @@ def versions() -> dict:
 def _share_osaca_models() -> None:
     """Load each OSACA architecture model once per process: OSACA reloads its pickled model for
     every MachineModel it builds (about 0.5 s each, several per kernel), and reads it only."""
-    from osaca.semantics import hw_model
     original = hw_model.MachineModel._get_cached
     if getattr(original, "shared_per_process", False):
         return
@@ -129,7 +135,6 @@ class _IntelParserForAtt:
 
 
 def _fail_fast_on_att() -> None:
-    from kerncraft import incore_model
     original = incore_model.get_parser
     if getattr(original, "fails_fast_on_att", False):
         return
@@ -157,7 +162,6 @@ def _short_intermediate_locations() -> None:
     """kerncraft names the folder of a kernel's intermediates after the machine file, the compiler
     and its flags joined: a probed file's resolved flags (-march=NAME plus a dozen -m flags) make
     that name longer than the 255 bytes a file name may have. The flags go in as a digest."""
-    from kerncraft.kernel import KernelCode
     original = KernelCode.get_intermediate_location
     if getattr(original, "keys_flags_by_digest", False):
         return
@@ -202,7 +206,6 @@ def _machine(path: str, args):
     """kerncraft's model of a machine file, once per path. Where the file has OWN_COMPILER (a
     probed target too long for kerncraft's folder names), the first of its compilers on PATH and
     its flags become kerncraft's --compiler and --compiler-flags, which the model reads from args."""
-    from kerncraft.machinemodel import MachineModel
     if path not in _MACHINES:
         machine = MachineModel(path, args=args)
         own = machine[OWN_COMPILER] if OWN_COMPILER in machine else {}
@@ -215,8 +218,7 @@ def _machine(path: str, args):
 
 
 def _arguments(machine_path: str, code_path: str, model: str, pointer_increment):
-    from kerncraft import kerncraft as cli
-    parser = cli.create_parser()
+    parser = kerncraft_cli.create_parser()
     pmodel = "ECM" if model == "ECM" else "RooflineFLOP"
     args = parser.parse_args(["-m", machine_path, "-p", pmodel, "-P", "LC", "-i", "OSACA",
                               "--pointer-increment", str(pointer_increment), "-u", "cy/CL",
@@ -295,9 +297,6 @@ def _short(text: str) -> str:
 
 def _analyse(path: Path, machine_path: str, samples: tuple, model: str, increment,
              note: str) -> list[KernelAnalysis]:
-    from kerncraft import models
-    from kerncraft.kernel import KernelCode
-    from kerncraft.pycparser_utils import clean_code
     patch_kerncraft()
     parser, args = _arguments(machine_path, str(path), model, increment)
     machine = _machine(machine_path, args)

@@ -8,6 +8,8 @@ from __future__ import annotations
 import math
 from html import escape
 
+from hybridtune.strategies.transfer import LABELS, LEVEL
+
 RUNS_SHOWN = 40
 PREDICTORS = ("offline", "trivial", "linear", "gp", "gp_other_sizes")
 STYLE = """
@@ -103,7 +105,6 @@ def _reliability(table: dict) -> str:
 
 
 def _transfer(evaluation) -> str:
-    from hybridtune.strategies.transfer import LABELS, LEVEL
     found = evaluation.transfer
     rows = [[label, f"{100 * found[name]['first_within_5pct']:.0f}%",
              f"{found[name]['to_within_3pct_mean']:.1f}", found[name]["configurations"]]

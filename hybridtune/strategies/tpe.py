@@ -18,7 +18,7 @@ ATTEMPTS_PER_MEASUREMENT = 20   # proposals of variants already measured or not 
 def optuna_module():
     """Optuna, or a RequestError naming the extra that installs it."""
     try:
-        import optuna
+        import optuna           # optional: the tpe extra
     except ImportError:
         raise RequestError(f"the TPE baseline needs Optuna, which is not installed: {EXTRA}") \
             from None
