@@ -64,10 +64,12 @@ def test_each_level_is_checked_and_the_caches_agree_with_their_measurement(probe
         assert quantity(written[check.level]["measured"], "B/s") == pytest.approx(
             check.measured_Bps, rel=1e-3)
     # Cache levels above L1: the upstream throughputs telescope back to the measured load
-    # bandwidth unless a level was no slower than the one below it.
+    # bandwidth up to the first level that was no slower than the one below it (on a busy host a
+    # level can be; from there the file adds that level's whole time and the sums stop telescoping).
     for check in checks[1:-1]:
-        if not any(f"{check.level} load kernel was not slower" in n for n in mapping["probe notes"]):
-            assert check.ratio == pytest.approx(1.0, abs=0.01)
+        if any(f"{check.level} load kernel was not slower" in n for n in mapping["probe notes"]):
+            break
+        assert check.ratio == pytest.approx(1.0, abs=0.01)
     # Memory adds its bandwidth term to every cache transfer: the file's memory bandwidth is never
     # above the memory bandwidth it is composed from (the measured 1-core figure it is compared
     # with comes from another run of the benchmark, so their ratio depends on the machine's load)
