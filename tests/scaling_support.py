@@ -13,6 +13,7 @@ import pytest
 from hybridtune.describe.library import PROJECT_ROOT
 from hybridtune.commands.main import main
 from hybridtune.predict.variants import VariantPrediction
+from hybridtune.simulate.smpi import SimulationError, smpi_tools
 
 SCENARIO = PROJECT_ROOT / "tests" / "data" / "scaling" / "scaling.scenario.yaml"
 FAT_TREE = PROJECT_ROOT / "tests" / "data" / "platforms" / "fat-tree-100g.xml"
@@ -106,3 +107,13 @@ def refusal(tmp_path: Path, command: str):
         assert not os.path.exists(os.environ["HYBRIDTUNE_STORE"])
         return err
     return _refused
+
+
+@pytest.fixture(scope="module")
+def simgrid():
+    """SimGrid's SMPI tools, installed on first use; the test is skipped, saying why, where they
+    cannot be."""
+    try:
+        smpi_tools()
+    except SimulationError as error:
+        pytest.skip(f"SimGrid is missing here and cannot be installed: {error}")

@@ -6,6 +6,7 @@ import json
 import sys
 
 from hybridtune.commands.exit_codes import EXIT_NO_CHOICE, EXIT_OK
+from hybridtune.commands.selection_arguments import add_selection
 from hybridtune.pipeline.variant_measuring import (MeasureRequest, measure_plan,
                                                    plan_measurements, result_failures)
 from hybridtune.report.failures import failure_lines, group_failures, without_choice_line
@@ -16,19 +17,12 @@ def add_arguments(measure) -> None:
     measure.add_argument("scenario")
     measure.add_argument("--variant", action="append", metavar="ID", help="variant id (repeatable; "
                          "default: the whole pool)")
-    measure.add_argument("-n", type=int, help="one size instead of the scenario's")
-    measure.add_argument("--threads", type=int, action="append", metavar="T",
-                         help="thread count per rank (repeatable; default: the scenario's)")
-    measure.add_argument("--ranks", type=int, action="append", metavar="P",
-                         help="MPI rank count (repeatable; default: the scenario's; above 1 only "
-                              "the MPI skeletons run)")
+    add_selection(measure, "the MPI skeletons run", "store to append the measurements to")
     measure.add_argument("--ci", type=float, default=0.02,
                          help="stop when the 95%% CI of the median is within this fraction")
     measure.add_argument("--budget", type=float, default=5.0, help="timing seconds per variant")
     measure.add_argument("--strict", action="store_true", help="refuse more threads than cores")
     measure.add_argument("--json", action="store_true")
-    measure.add_argument("--db", metavar="FILE", help="store to append the measurements to "
-                         "(default: data/store/hybridtune.h5)")
 
 
 def _result_line(result) -> str:

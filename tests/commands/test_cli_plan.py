@@ -210,15 +210,10 @@ def test_plan_keeps_its_runs_and_no_rankings(planned):
 
 
 @pytest.mark.slow
-def test_simulate_runs_the_choice_and_the_fastest_by_smpi(scaling_run, tmp_path):
+def test_simulate_runs_the_choice_and_the_fastest_by_smpi(simgrid, scaling_run, tmp_path):
     """Both layouts on the fat tree, their ranks placed on their nodes: SMPI's step beside the
     prediction, close to it (the kernels run as predicted; SMPI adds the exchanges, and prices
     those within a node by the host's loopback where the plan takes the network's)."""
-    from hybridtune.simulate.smpi import SimulationError, smpi_tools
-    try:
-        smpi_tools()
-    except SimulationError as error:
-        pytest.skip(f"SimGrid is missing here and cannot be installed: {error}")
     db = tmp_path / "store.h5"
     shutil.copy(scaling_run.db, db)
     with cache_at(scaling_run.cache):

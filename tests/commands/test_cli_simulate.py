@@ -11,19 +11,10 @@ from scaling_support import FAT_TREE, SCENARIO, cache_at, refusal, run_cli
 
 from hybridtune.describe.library import PROJECT_ROOT
 from hybridtune.pipeline.scaling_documents import read_scaling
-from hybridtune.simulate.smpi import SimulationError, smpi_tools
 
 NO_MPI = PROJECT_ROOT / "tests" / "data" / "predict" / "small.scenario.yaml"
 FLAT16 = PROJECT_ROOT / "tests" / "data" / "platforms" / "flat-16.xml"
 PART = "fat-tree-100g"
-
-
-@pytest.fixture(scope="module")
-def simgrid():
-    try:
-        smpi_tools()
-    except SimulationError as error:
-        pytest.skip(f"SimGrid is missing here and cannot be installed: {error}")
 
 
 @pytest.fixture(scope="module")

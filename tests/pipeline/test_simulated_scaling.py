@@ -15,7 +15,6 @@ from hybridtune.pipeline.simulated_scaling import (SimulatedPoint, SimulationReq
                                                    chosen_variants, ranked_pairs,
                                                    simulate_scaling)
 from hybridtune.pipeline.smpi_agreement import agreement, best_picks, comm_errors, platform_part
-from hybridtune.simulate.smpi import SimulationError, smpi_tools
 from hybridtune.store import Store
 
 
@@ -89,14 +88,6 @@ def test_a_simulation_document_holds_its_parts_and_is_refused_when_malformed():
     assert document["scenario"] == "s.yaml" and document["platforms"]["fat-tree-100g"] is part
     with pytest.raises(ValueError, match="'points' each have ivp, n, ranks"):
         simulation_document({"fat-tree-100g": {"points": [{"ivp": "Lorenz96"}]}})
-
-
-@pytest.fixture(scope="module")
-def simgrid():
-    try:
-        smpi_tools()
-    except SimulationError as error:
-        pytest.skip(f"SimGrid is missing here and cannot be installed: {error}")
 
 
 @pytest.fixture(scope="module")
