@@ -19,13 +19,6 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
-from kerncraft import incore_model, models
-from kerncraft import kerncraft as kerncraft_cli
-from kerncraft.kernel import KernelCode
-from kerncraft.machinemodel import MachineModel
-from kerncraft.pycparser_utils import clean_code
-from osaca.semantics import hw_model
-
 from hybridtune.compiler.build import flags_problem
 from hybridtune.describe.machine import OWN_COMPILER
 from hybridtune.describe.scenario import PREDICTION_MODELS as MODELS
@@ -95,9 +88,20 @@ def versions() -> dict:
     return out
 
 
+@functools.cache
+def _tools():
+    """kerncraft's and OSACA's modules, imported on first use."""
+    # on first use: kerncraft imports OSACA, and a missing OSACA must fail an analysis, not an import
+    import kerncraft.incore_model, kerncraft.kerncraft, kerncraft.kernel  # noqa: E401 (see above)
+    import kerncraft.machinemodel, kerncraft.models, kerncraft.pycparser_utils  # noqa: E401 (above)
+    import osaca.semantics.hw_model     # see above
+    return kerncraft, osaca
+
+
 def _share_osaca_models() -> None:
     """Load each OSACA architecture model once per process: OSACA reloads its pickled model for
     every MachineModel it builds (about 0.5 s each, several per kernel), and reads it only."""
+    hw_model = _tools()[1].semantics.hw_model
     original = hw_model.MachineModel._get_cached
     if getattr(original, "shared_per_process", False):
         return
@@ -135,6 +139,7 @@ class _IntelParserForAtt:
 
 
 def _fail_fast_on_att() -> None:
+    incore_model = _tools()[0].incore_model
     original = incore_model.get_parser
     if getattr(original, "fails_fast_on_att", False):
         return
@@ -162,6 +167,7 @@ def _short_intermediate_locations() -> None:
     """kerncraft names the folder of a kernel's intermediates after the machine file, the compiler
     and its flags joined: a probed file's resolved flags (-march=NAME plus a dozen -m flags) make
     that name longer than the 255 bytes a file name may have. The flags go in as a digest."""
+    KernelCode = _tools()[0].kernel.KernelCode
     original = KernelCode.get_intermediate_location
     if getattr(original, "keys_flags_by_digest", False):
         return
@@ -207,7 +213,7 @@ def _machine(path: str, args):
     probed target too long for kerncraft's folder names), the first of its compilers on PATH and
     its flags become kerncraft's --compiler and --compiler-flags, which the model reads from args."""
     if path not in _MACHINES:
-        machine = MachineModel(path, args=args)
+        machine = _tools()[0].machinemodel.MachineModel(path, args=args)
         own = machine[OWN_COMPILER] if OWN_COMPILER in machine else {}
         for name, flags in own.items() if isinstance(own, dict) else ():
             if shutil.which(name):
@@ -218,7 +224,7 @@ def _machine(path: str, args):
 
 
 def _arguments(machine_path: str, code_path: str, model: str, pointer_increment):
-    parser = kerncraft_cli.create_parser()
+    parser = _tools()[0].kerncraft.create_parser()
     pmodel = "ECM" if model == "ECM" else "RooflineFLOP"
     args = parser.parse_args(["-m", machine_path, "-p", pmodel, "-P", "LC", "-i", "OSACA",
                               "--pointer-increment", str(pointer_increment), "-u", "cy/CL",
@@ -297,6 +303,9 @@ def _short(text: str) -> str:
 
 def _analyse(path: Path, machine_path: str, samples: tuple, model: str, increment,
              note: str) -> list[KernelAnalysis]:
+    kerncraft = _tools()[0]
+    models, KernelCode, clean_code = (kerncraft.models, kerncraft.kernel.KernelCode,
+                                      kerncraft.pycparser_utils.clean_code)
     patch_kerncraft()
     parser, args = _arguments(machine_path, str(path), model, increment)
     machine = _machine(machine_path, args)
