@@ -91,7 +91,7 @@ def versions() -> dict:
 @functools.cache
 def _tools():
     """kerncraft's and OSACA's modules, imported on first use."""
-    # on first use: kerncraft imports OSACA, and a missing OSACA must fail an analysis, not an import
+    # on first use: kerncraft imports OSACA; a missing OSACA fails an analysis, not an import
     import kerncraft.incore_model, kerncraft.kerncraft, kerncraft.kernel  # noqa: E401 (see above)
     import kerncraft.machinemodel, kerncraft.models, kerncraft.pycparser_utils  # noqa: E401 (above)
     import osaca.semantics.hw_model     # see above
