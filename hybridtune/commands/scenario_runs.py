@@ -18,7 +18,7 @@ from pathlib import Path
 
 from hybridtune.commands.main import _parser, main
 from hybridtune.commands.scenario_space import MACHINE_FILE, Drawn
-from hybridtune.describe import loader, source
+from hybridtune.describe import part_loader, source
 from hybridtune.describe.loader import load
 from hybridtune.errors import HybridtuneError
 
@@ -57,11 +57,11 @@ def _machine_parsed_once():
             _MACHINES[key] = (stamp, source.read_source(path))
         return _MACHINES[key][1]
 
-    loader.read_source = read_source
+    part_loader.read_source = read_source
     try:
         yield
     finally:
-        loader.read_source = source.read_source
+        part_loader.read_source = source.read_source
 
 
 def run_command(argv: list[str], timeout_s: float = 0) -> CommandOutcome:
