@@ -11,9 +11,12 @@ import math
 import numpy as np
 import pandas as pd
 
+from hybridtune.measure import race
+
 FIRST = "alone"                 # a variant timed on its own, in the strategy's order
 RETIMED = "interleaved"         # re-timed in turn with the close contenders of its configuration
 CLOSE_WITHIN = 0.10             # a contender: first timing within this share of the best's
+RACE_MIN = 2                    # racers at least: the leader and its closest contender
 RETIME_MAX = 8                  # contenders re-timed per configuration
 # The run-to-run noise of one timing, also hybrid's floor for a timing's noise: the robust standard
 # deviation (1.4826 MAD) of one timing's log error between two passes of the shipped ground truth,
@@ -58,36 +61,50 @@ def latest_retimings(retimed: pd.DataFrame, configuration: list) -> pd.DataFrame
 
 
 def contenders(first: dict) -> list:
-    """The ids whose first timing (id -> (median_s, ci_low_s, ci_high_s)) is within CLOSE_WITHIN
-    of the best's or whose interval overlaps the best's, the best first, at most RETIME_MAX; none
-    where fewer than two."""
+    """The ids to race (id -> (median_s, ci_low_s, ci_high_s) of first timings): the best, those
+    within CLOSE_WITHIN of it or whose interval overlaps its, and at least the RACE_MIN - 1 next
+    fastest (a lone fast timing is raced too), the best first, at most RETIME_MAX; none where
+    fewer than two were timed."""
     ordered = sorted(first, key=lambda i: (first[i][0], str(i)))
     if len(ordered) < 2:
         return []
     best, _, high = first[ordered[0]]
     limit = max(best * (1 + CLOSE_WITHIN), _finite(high, best))
     close = [i for i in ordered if min(first[i][0], _finite(first[i][1], first[i][0])) <= limit]
-    return close[:RETIME_MAX] if len(close) > 1 else []
+    return ordered[:max(len(close), RACE_MIN)][:RETIME_MAX]
 
 
 def _finite(value, otherwise: float) -> float:
     return float(value) if value is not None and math.isfinite(value) else otherwise
 
 
+def _round_decides(first: dict, retimed: dict) -> bool:
+    """The re-timing round raced the fastest first timing (id -> seconds in both)."""
+    leader = min(first, key=lambda i: (first[i], str(i))) if first else None
+    return bool(retimed) and (leader is None or leader in retimed)
+
+
 def compared(first: dict, retimed: dict) -> dict:
     """The times a run's choice is made among (id -> seconds per step, of first timings and of
-    the latest re-timing round): where the round re-timed the fastest first timing, each variant
-    of the round at the geometric mean of its two timings (the round's common shift falls on all
-    alike, and two timings halve the variance of one); else (no round, or one older than a faster
-    first timing) the first timings."""
-    leader = min(first, key=lambda i: (first[i], str(i))) if first else None
-    if not retimed or (leader is not None and leader not in retimed):
-        return first
-    return {i: math.sqrt(first[i] * seconds) if i in first else seconds
-            for i, seconds in retimed.items()}
+    the latest re-timing round): where the round raced the fastest first timing, the round's
+    (its interleaved timings are the only ones that met the same machine load; a lucky first
+    timing gets no say); else (no round, or one older than a faster first timing) the first
+    timings."""
+    return dict(retimed) if _round_decides(first, retimed) else first
 
 
 def choose(first: dict, retimed: dict):
     """The variant a run chooses: the fastest of compared(first, retimed); None if none."""
     times = compared(first, retimed)
     return min(times, key=lambda i: (times[i], str(i))) if times else None
+
+
+def ties(first: dict, retimed: dict, chosen) -> dict:
+    """id -> gap (share of the chosen one's time) of each variant the run could not tell apart
+    from the chosen one (measure/race), closest first; first and retimed: id -> (median_s,
+    ci_low_s, ci_high_s), a missing bound taken as the median."""
+    decides = _round_decides({i: t[0] for i, t in first.items()},
+                             {i: t[0] for i, t in retimed.items()})
+    timings = {i: (t[0], _finite(t[1], t[0]), _finite(t[2], t[0]))
+               for i, t in (retimed if decides else first).items()}
+    return race.tied(timings, chosen) if chosen in timings else {}

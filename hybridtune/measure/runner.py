@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import random
 import select
 import signal
 import subprocess
@@ -19,6 +20,7 @@ from hybridtune.compiler.build import BuildResult, build, native_source
 from hybridtune.measure.load import RETIMINGS, Watch, doubts, quietest
 from hybridtune.measure.launch_env import (child_environment, nested_mpi_command,
                                            step_environment, step_mpi_command)
+from hybridtune.measure import race
 from hybridtune.measure.provenance import (build_identity, code_sha256, hardware_identity,
                                           node_name)
 from hybridtune.measure.repetitions import repeat, steps_per_repetition
@@ -363,9 +365,11 @@ def _time(child: _Child, task: MeasureTask, options: MeasureOptions, steps: int)
 
 def retime_interleaved(tasks: list[MeasureTask], options: MeasureOptions = MeasureOptions(),
                        hosts: tuple = (), min_rounds: int = 10) -> list[Measurement]:
-    """Time already verified variants again, one repetition of each in turn, so that drifting
-    machine load falls on all of them alike: at least min_rounds rounds, then until every
-    interval is within the ci target or the budget of all of them is spent; the whole round again
+    """Time already verified variants again, one repetition of each in turn (a fresh random order
+    each round), so that drifting machine load falls on all of them alike: at least min_rounds
+    rounds, then until the race is settled (measure/race: every one told apart from the fastest or
+    within its practical gap), the budget of all of them is spent or max_repetitions rounds ran;
+    the whole round again
     (at most RETIMINGS times) where the host was busy or an interval is too wide (measure/load);
     a child that fails is a status. Named hosts: every task's ranks across them."""
     tasks = [replace(task, hosts=tuple(hosts)) for task in tasks] if hosts else tasks
@@ -394,17 +398,16 @@ def retime_interleaved(tasks: list[MeasureTask], options: MeasureOptions = Measu
             samples = {task: [] for task in children}
             started, rounds = time.monotonic(), 0
             while children and rounds < options.max_repetitions:
-                for task, child in list(children.items()):
+                for task in random.sample(list(children), len(children)):
                     try:
-                        child.send(f"rep 0.0 {task.h!r} {steps[task]}")
-                        samples[task].append(float(child.read()))
+                        children[task].send(f"rep 0.0 {task.h!r} {steps[task]}")
+                        samples[task].append(float(children[task].read()))
                     except _ChildFailed as failure:
                         failed(task, failure.status, failure.message)
                 rounds += 1
                 if rounds >= min_rounds and (
                         time.monotonic() - started > options.budget_s * len(tasks)
-                        or all(relative_half_width(*median_ci(samples[t])) <= options.ci_target
-                               for t in children)):
+                        or race.settled({t: median_ci(samples[t]) for t in children})):
                     break
             return {task: samples[task] for task in children}
 

@@ -89,6 +89,14 @@ class Outcome:
         prediction = next(p for p in self.plan.shortlisted if p.id == best)
         return prediction, retimed.get(best, first.get(best))
 
+    def tied(self, chosen_id: str) -> dict:
+        """id -> gap of each variant the run could not tell apart from the chosen one."""
+        def timed(rows: dict) -> dict:
+            return {i: (row["median_s"], row.get("ci_low_s"), row.get("ci_high_s"))
+                    for i, row in rows.items() if row_ok(row)}
+        first = timed({p.id: self.rows[p.id] for p in self.plan.shortlisted if p.id in self.rows})
+        return timing.ties(first, timed(self.retimed), chosen_id)
+
 
 @dataclass(frozen=True)
 class TuneResult:

@@ -61,14 +61,16 @@ def chosen_line(outcome, strategy: str) -> tuple[str, dict]:
                         "predicted_s": best.predicted_s, "predicted_rank": best.rank}
     notes = [f"{len(failed)} failed"] if failed else []
     if outcome.retimed:
-        notes.append(f"{len(outcome.retimed)} close ones re-timed interleaved")
+        notes.append(f"raced in interleaved rounds against {len(outcome.retimed) - 1}")
     if outcome.ended_by:
         notes.append(f"stopped: {outcome.ended_by}")
-    overlapping = _overlapping(outcome, best.id, row)
-    if overlapping:
-        notes.append(f"{overlapping} other(s) within its interval: a larger --budget tells "
-                     "them apart")
-    record["overlapping"] = overlapping
+    tied = outcome.tied(best.id)
+    if tied:
+        notes.append(f"{len(tied)} other{'s' if len(tied) > 1 else ''} within "
+                     f"{100 * max(tied.values()):.1f}% not told apart from it"
+                     + (": a larger --budget tells them apart"
+                        if (row.get("ci_rel") or 0) > WIDE else ""))
+    record["tied"] = [{"id": i, "gap": g} for i, g in tied.items()]
     hardware = row.get("hardware")
     record["chosen"]["load"] = hardware.get("load") if isinstance(hardware, dict) else None
     record["chosen"]["doubts"] = row_doubts(row)
@@ -137,18 +139,6 @@ def load_json(records: list[dict]) -> dict:
     return {"busy_share": BUSY_SHARE, "wide_limit": WIDE_LIMIT, "configurations": len(records),
             "busy": sum(1 for r in records if r.get("unreliable") and r["unreliable"]["busy"]),
             "unreliable": sum(1 for r in records if r.get("unreliable"))}
-
-
-def _overlapping(outcome, chosen_id: str, chosen: dict) -> int:
-    """How many other variants measured ok have an interval reaching the chosen one's, where the
-    chosen one's is wider than WIDE (0 where it is narrow enough to call them equal)."""
-    if not (chosen.get("ci_rel") or 0) > WIDE or chosen.get("ci_high_s") is None:
-        return 0
-    others = (outcome.retimed.get(p.id, outcome.rows.get(p.id)) for p in outcome.plan.shortlisted
-              if p.id != chosen_id)
-    return sum(1 for other in others
-               if other is not None and other.get("status") == "ok"
-               and other.get("ci_low_s") is not None and other["ci_low_s"] <= chosen["ci_high_s"])
 
 
 def thread_notes(records: list[dict]) -> list[str]:

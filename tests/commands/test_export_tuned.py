@@ -101,8 +101,8 @@ def _export(store, out, *extra):
 
 def _best_measured(rows, n, threads):
     """(variant, threads) -> seconds at n over thread counts up to threads: per thread count the
-    latest re-timing round's variants at the geometric mean of their first timing and re-timing
-    where the round re-timed the fastest first timing, else first timings (one pass each here)."""
+    latest re-timing round's variants at their re-timing where the round raced the fastest first
+    timing, else first timings (one pass each here)."""
     out = {}
     for t in sorted({row["threads"] for row in rows if row["threads"] <= threads}):
         mine = [row for row in rows if row["status"] == "ok" and row["n"] == n
@@ -112,7 +112,7 @@ def _best_measured(rows, n, threads):
                        key=lambda row: row["row_id"])
         latest = {row["id"]: row["median_s"] for row in again
                   if row["run_id"] == again[-1]["run_id"]} if again else {}
-        times = ({v: (first[v] * seconds) ** 0.5 for v, seconds in latest.items()}
+        times = (dict(latest)
                  if first and min(first, key=first.get) in latest else first)
         out.update({(variant, t): seconds for variant, seconds in times.items()})
     return out
@@ -350,11 +350,10 @@ def test_dispatch_table_rules():
                  ("a", 600, 2, 0.9, "alone", "h"), ("b", 600, 2, 1.5, "alone", "h"),
                  ("c", 600, 1, 0.1, "alone", "other"))        # another machine, fewer rows
     hardware, measured, notes = measured_times(rows, "m", "i", ids)
-    assert hardware == "h" and measured[(600, 1, 1)] == pytest.approx(
-        {"a": (1.0 * 1.3) ** 0.5, "b": (1.1 * 1.15) ** 0.5})
+    assert hardware == "h" and measured[(600, 1, 1)] == pytest.approx({"a": 1.3, "b": 1.15})
     assert "2 machines" in notes[0]
     table = dispatch_table(measured, {}, machine, 10, "m", "i", hardware, notes)
-    # n = 600 and 2000 share L2 on one thread and disagree: a is 1.01 + 1.0, b 1.0 + 1.2
+    # n = 600 and 2000 share L2 on one thread and disagree: a is 1.13 + 1.0, b 1.0 + 1.2
     assert table.rule_for(600, 1).variant == "a" and table.rule_for(600, 1).measured
     assert any("disagree" in note for note in table.notes)
     assert table.rule_for(100, 1).variant == "a" and not table.rule_for(100, 1).measured

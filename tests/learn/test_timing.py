@@ -52,20 +52,39 @@ def test_contenders_are_within_the_noise_of_the_best_or_overlap_it():
              "d": (1.3, 1.29, 1.31), "e": (1.0, math.nan, math.nan)}
     assert timing.contenders(first) == ["a", "e", "b", "c"]
     assert timing.contenders({"a": (1.0, 0.9, 1.1)}) == []
-    assert timing.contenders({"a": (1.0, None, None), "b": (2.0, None, None)}) == []
     many = {str(i): (1.0 + i / 1000, None, None) for i in range(20)}
     assert len(timing.contenders(many)) == timing.RETIME_MAX
+
+
+def test_a_lone_fast_first_timing_is_raced_against_the_next_fastest():
+    # 20% ahead of everyone: no other is close, and it is raced all the same
+    lone = {"a": (0.8, 0.79, 0.81), "b": (1.0, 0.99, 1.01), "c": (1.02, 1.0, 1.04),
+            "d": (1.3, 1.29, 1.31)}
+    assert timing.contenders(lone) == ["a", "b", "c"][:timing.RACE_MIN] == ["a", "b"]
+    assert timing.contenders({"a": (1.0, None, None), "b": (2.0, None, None)}) == ["a", "b"]
 
 
 def test_a_choice_rests_on_the_re_timing_round_only_where_it_holds_the_fastest_first_timing():
     first = {"a": 1.0, "b": 1.05, "c": 1.5}
     assert timing.choose(first, {}) == "a"
     assert timing.choose(first, {"a": 1.2, "b": 1.1}) == "b"
-    # two timings each: a's 1.0 and 1.2 beat b's 1.05 and 1.16
-    assert timing.compared(first, {"a": 1.2, "b": 1.16}) == pytest.approx(
-        {"a": math.sqrt(1.2), "b": math.sqrt(1.05 * 1.16)})
-    assert timing.choose(first, {"a": 1.2, "b": 1.16}) == "a"
+    # the round alone decides: a's lucky first timing 1.0 gets no say against b's 1.16
+    assert timing.compared(first, {"a": 1.2, "b": 1.16}) == {"a": 1.2, "b": 1.16}
+    assert timing.choose(first, {"a": 1.2, "b": 1.16}) == "b"
     # a round older than a faster first timing (d measured after it) does not decide
     assert timing.choose({**first, "d": 0.5}, {"a": 1.2, "b": 1.1}) == "d"
     assert timing.compared({**first, "d": 0.5}, {"a": 1.2}) == {**first, "d": 0.5}
     assert timing.choose({}, {}) is None
+
+
+def test_ties_are_the_racers_whose_interval_reaches_the_chosen_ones():
+    first = {"a": (0.8, 0.79, 0.81), "b": (1.0, 0.99, 1.01), "c": (1.05, 1.04, 1.06)}
+    retimed = {"a": (1.00, 0.99, 1.02), "b": (1.01, 1.00, 1.03), "c": (1.05, 1.04, 1.06)}
+    chosen = timing.choose({i: t[0] for i, t in first.items()},
+                           {i: t[0] for i, t in retimed.items()})
+    assert chosen == "a"
+    assert timing.ties(first, retimed, chosen) == pytest.approx({"b": 0.01})
+    # without a round deciding, the first timings' intervals: all told apart
+    assert timing.ties(first, {}, "a") == {}
+    # a missing interval is the median alone
+    assert timing.ties({"a": (1.0, None, None), "b": (1.0, None, None)}, {}, "a") == {"b": 0.0}

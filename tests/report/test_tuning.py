@@ -1,8 +1,10 @@
-"""The chosen line names the other variants whose interval reaches a wide interval of the chosen one, and none where that interval is narrow; timings taken on a busy machine make the line, the notes and the closing count say so."""
+"""The chosen line names the other variants not told apart from the chosen one and how close they are, and what tells them apart where its interval is wide; timings taken on a busy machine make the line, the notes and the closing count say so."""
 
 from __future__ import annotations
 
 from types import SimpleNamespace
+
+import pytest
 
 from hybridtune.pipeline.tuning_run import Outcome
 from hybridtune.report.tuning import (chosen_line, layout_lines, thread_notes,
@@ -27,14 +29,26 @@ def test_a_wide_interval_reaching_others_says_a_larger_budget_tells_them_apart()
     rows = {"a": _row(1.00, 0.10), "b": _row(1.05, 0.08), "c": _row(1.30, 0.02),
             "d": _row(1.02, 0.05, status="timeout")}
     line, record = chosen_line(_outcome(rows), "run_all")
-    assert record["chosen"]["id"] == "a" and record["overlapping"] == 1
-    assert "1 other(s) within its interval: a larger --budget tells them apart" in line
+    assert record["chosen"]["id"] == "a"
+    assert [t["id"] for t in record["tied"]] == ["b"]
+    assert "1 other within 5.0% not told apart from it: a larger --budget tells them apart" in line
 
 
-def test_a_narrow_interval_names_no_overlap():
-    rows = {"a": _row(1.00, 0.015), "b": _row(1.01, 0.015)}
+def test_a_narrow_interval_names_its_ties_and_nothing_more():
+    rows = {"a": _row(1.00, 0.015), "b": _row(1.01, 0.015), "c": _row(1.05, 0.015)}
     line, record = chosen_line(_outcome(rows), "run_all")
-    assert record["overlapping"] == 0 and "within its interval" not in line
+    assert record["tied"] == [{"id": "b", "gap": pytest.approx(0.01)}]
+    assert "1 other within 1.0% not told apart from it" in line and "--budget" not in line
+
+
+def test_the_race_decides_and_its_ties_are_named():
+    rows = {"a": _row(0.80, 0.01), "b": _row(1.00, 0.01), "c": _row(1.02, 0.01)}
+    retimed = {"a": _row(1.00, 0.01), "b": _row(1.01, 0.01), "c": _row(1.06, 0.01)}
+    outcome = Outcome(_outcome(rows).plan, rows, 3, (), retimed)
+    line, record = chosen_line(outcome, "run_all")
+    assert record["chosen"]["id"] == "a" and [t["id"] for t in record["tied"]] == ["b"]
+    assert "raced in interleaved rounds against 2" in line
+    assert "1 other within 1.0% not told apart" in line
 
 
 def test_the_fastest_layout_is_named_and_threads_compare_on_as_many_ranks():

@@ -92,10 +92,10 @@ def test_a_noisy_replay_re_times_the_close_ones_and_chooses_by_the_re_timing():
     pool = replay.StoredPool(("m", "i", 100, 1), frame)
     errors = np.log(np.array([[1.05, 1.01], [0.97, 1.08], [1.0, 1.0], [1.0, 1.0]]))
     result = replay.run(pool, parse_strategy("run_all"), errors)
-    # b's first timing (0.99) beat a's (1.05): a lucky one; with their re-timings a's two
-    # (1.05, 1.01: 1.030) beat b's (0.99, 1.10: 1.044)
+    # b's first timing (0.99) beat a's (1.05): a lucky one; the race alone decides, and a's
+    # re-timing (1.01) beats b's (1.10)
     assert result.order == (0, 1, 2, 3) and result.retimed == (1, 0) and result.chosen == 0
-    luckier = np.log(np.array([[1.05, 1.10], [0.97, 1.08], [1.0, 1.0], [1.0, 1.0]]))
+    luckier = np.log(np.array([[1.05, 1.12], [0.97, 1.08], [1.0, 1.0], [1.0, 1.0]]))
     assert replay.run(pool, parse_strategy("run_all"), luckier).chosen == 1
     # no noise: the stored times, the fastest chosen
     assert replay.run(pool, parse_strategy("run_all")).chosen == 0
