@@ -94,18 +94,21 @@ def evaluation_lines(result) -> list[str]:
              f"  noise: {noise.get('source', 'none')}"
              + (f"; mean over {noise['seeds']} seeds [10th, 90th percentile over seeds]"
                 if noise.get("seeds", 1) > 1 else ""),
-             f"  {'strategy':<17} {'|L| mean':>8} {'loss max':>9} {'loss mean':>9} "
-             f"{'loss<=3%':>8} {'overhead':>9} {'gain':>7} {'score':>6}  score 95% interval"]
+             f"  {'strategy':<19} {'|L| mean':>8} {'loss mean':>9} {'median':>7} {'p90':>7} "
+             f"{'max':>7} {'<=1%':>5} {'<=3%':>5} {'overhead':>9} {'gain':>7} {'score':>6}  "
+             "score 95% interval"]
     for name, s in result.strategies.items():
         low, high = s["score_interval"]
-        lines.append(f"  {name:<17} {s['measured_mean']:8.1f} {s['loss_pct_max']:8.1f}% "
-                     f"{s['loss_pct_mean']:8.2f}% {100 * s['frac_loss_le_3pct']:7.0f}% "
+        lines.append(f"  {name:<19} {s['measured_mean']:8.1f} {s['loss_pct_mean']:8.2f}% "
+                     f"{s['loss_pct_median']:6.2f}% {s['loss_pct_p90']:6.2f}% "
+                     f"{s['loss_pct_max']:6.1f}% {100 * s['frac_loss_le_1pct']:4.0f}% "
+                     f"{100 * s['frac_loss_le_3pct']:4.0f}% "
                      f"{s['overhead_pct_mean']:8.1f}% {round(s['gain_pct_mean'], 1) + 0.0:6.1f}% "
                      f"{s['score']:6.2f}"
                      f"  [{low:.2f}, {high:.2f}]")
         spread = s.get("over_seeds")
         if spread:
-            lines.append(f"  {'':<17} [{spread['measured_mean'][0]:.1f}, "
+            lines.append(f"  {'':<19} [{spread['measured_mean'][0]:.1f}, "
                          f"{spread['measured_mean'][1]:.1f}] loss mean "
                          f"[{spread['loss_pct_mean'][0]:.2f}%, {spread['loss_pct_mean'][1]:.2f}%]"
                          f" loss<=3% [{100 * spread['frac_loss_le_3pct'][0]:.0f}%, "

@@ -11,8 +11,6 @@ import math
 import numpy as np
 import pandas as pd
 
-from hybridtune.measure import race
-
 FIRST = "alone"                 # a variant timed on its own, in the strategy's order
 RETIMED = "interleaved"         # re-timed in turn with the close contenders of its configuration
 CLOSE_WITHIN = 0.10             # a contender: first timing within this share of the best's
@@ -78,7 +76,7 @@ def _finite(value, otherwise: float) -> float:
     return float(value) if value is not None and math.isfinite(value) else otherwise
 
 
-def _round_decides(first: dict, retimed: dict) -> bool:
+def round_decides(first: dict, retimed: dict) -> bool:
     """The re-timing round raced the fastest first timing (id -> seconds in both)."""
     leader = min(first, key=lambda i: (first[i], str(i))) if first else None
     return bool(retimed) and (leader is None or leader in retimed)
@@ -90,21 +88,10 @@ def compared(first: dict, retimed: dict) -> dict:
     (its interleaved timings are the only ones that met the same machine load; a lucky first
     timing gets no say); else (no round, or one older than a faster first timing) the first
     timings."""
-    return dict(retimed) if _round_decides(first, retimed) else first
+    return dict(retimed) if round_decides(first, retimed) else first
 
 
 def choose(first: dict, retimed: dict):
     """The variant a run chooses: the fastest of compared(first, retimed); None if none."""
     times = compared(first, retimed)
     return min(times, key=lambda i: (times[i], str(i))) if times else None
-
-
-def ties(first: dict, retimed: dict, chosen) -> dict:
-    """id -> gap (share of the chosen one's time) of each variant the run could not tell apart
-    from the chosen one (measure/race), closest first; first and retimed: id -> (median_s,
-    ci_low_s, ci_high_s), a missing bound taken as the median."""
-    decides = _round_decides({i: t[0] for i, t in first.items()},
-                             {i: t[0] for i, t in retimed.items()})
-    timings = {i: (t[0], _finite(t[1], t[0]), _finite(t[2], t[0]))
-               for i, t in (retimed if decides else first).items()}
-    return race.tied(timings, chosen) if chosen in timings else {}

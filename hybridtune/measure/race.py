@@ -37,7 +37,10 @@ def settled(timings: dict, practical_gap: float = RACE_GAP) -> bool:
 
 
 def tied(timings: dict, chosen) -> dict:
-    """id -> gap to chosen of every other racer not told apart from it, closest first."""
+    """id -> gap to chosen of every other racer not told apart from it, closest first (a missing
+    or NaN bound is taken as the median; an infinite one leaves it unbounded)."""
+    timings = {i: (t[0], *(t[0] if b is None or math.isnan(b) else b for b in t[1:]))
+               for i, t in timings.items()}
     found = {other: gap(timings, chosen, other) for other in timings
              if other != chosen and not told_apart(timings, chosen, other)}
     return dict(sorted(found.items(), key=lambda item: (item[1], str(item[0]))))

@@ -20,6 +20,7 @@ from hybridtune.pipeline.offline_stages import predict_scenario
 from hybridtune.pipeline.tuning_observer import TuningObserver
 from hybridtune.generate.pool import pool_for
 from hybridtune.learn import timing
+from hybridtune.measure import race
 from hybridtune.measure.provenance import build_identity, code_sha256
 from hybridtune.measure.runner import MeasureOptions, MeasureTask
 from hybridtune.measure.tasks import plan_tasks, with_reference
@@ -95,7 +96,11 @@ class Outcome:
             return {i: (row["median_s"], row.get("ci_low_s"), row.get("ci_high_s"))
                     for i, row in rows.items() if row_ok(row)}
         first = timed({p.id: self.rows[p.id] for p in self.plan.shortlisted if p.id in self.rows})
-        return timing.ties(first, timed(self.retimed), chosen_id)
+        retimed = timed(self.retimed)
+        decides = timing.round_decides({i: t[0] for i, t in first.items()},
+                                       {i: t[0] for i, t in retimed.items()})
+        timings = retimed if decides else first
+        return race.tied(timings, chosen_id) if chosen_id in timings else {}
 
 
 @dataclass(frozen=True)

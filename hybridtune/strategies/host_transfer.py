@@ -21,7 +21,7 @@ from hybridtune.learn.table import CONFIG, Rows
 from hybridtune.learn.train import MIN_ROWS, fit
 from hybridtune.strategies import metrics, replay
 from hybridtune.strategies.leave_one_out import LOSS_WITHIN, accuracy_of, whole_pools
-from hybridtune.strategies.noise import Noise, draws
+from hybridtune.strategies.noise import Noise, pool_draws
 
 SPREAD_QUANTILES = (0.25, 0.75)     # the residuals' spread: their interquartile range, as a normal's
 
@@ -76,7 +76,7 @@ def _replayed(pools: list, fitted, noise: Noise | None, seeds: int, stop: float
         group = [p for p in pools if p.key[0] == method]
         prior = replay.hybrid_prior(group, fitted)
         for seed in range(seeds):
-            drawn = [draws(noise, seed, p.key, len(p.frame)) for p in group]
+            drawn = [pool_draws(noise, seed, p) for p in group]
             for pool, result in zip(group, replay.hybrid_together(group, fitted, stop,
                                                                   errors=drawn, prior=prior)):
                 entry = out.setdefault(pool.key, {"to_within": [], "loss": [], "measured": []})

@@ -17,7 +17,7 @@ from hybridtune.errors import RequestError
 from hybridtune.strategies import calibration, metrics, replay, transfer
 from hybridtune.learn.encode import regime
 from hybridtune.learn.table import CONFIG, Rows
-from hybridtune.strategies.noise import Noise, draws
+from hybridtune.strategies.noise import Noise, pool_draws
 from hybridtune.strategies.tpe import optuna_module
 from hybridtune.learn.level import Levels, levels_of
 from hybridtune.learn.offline_errors import calibrated
@@ -33,6 +33,8 @@ CAPPED = 12              # hybrid is replayed with this cap too (about preselect
 CURVE = 64               # best-found curves over the first this many measurements
 OTHER_SIZES = "gp_other_sizes"  # the left-out IVP's other configurations measured
 NO_MODEL = "hybrid (no model)"  # hybrid on the offline model, its errors calibrated on the others
+CEILING_ROUNDS = 3      # the ceiling: RunAll with its contenders raced in this many rounds
+CEILING = f"RunAll+{CEILING_ROUNDS} rounds"
 
 
 @dataclass(frozen=True)
@@ -111,6 +113,7 @@ def _replays(pool: replay.StoredPool, hybrid_replays: dict, best_variant: str, e
     """The strategies replayed on one pool whatever hybrid measured, once per noise seed (errors:
     the pool's draws of each; hybrid_replays: hybrid's by name); the equal-cost ones follow."""
     return {"BestVariant": [replay.fixed_variant(pool, best_variant) for _ in errors],
+            CEILING: [replay.run(pool, Strategy("run_all"), e, CEILING_ROUNDS) for e in errors],
             "RunAll": [replay.run(pool, Strategy("run_all"), e) for e in errors],
             "preselect:5": [replay.run(pool, Strategy("preselect", 5), e) for e in errors],
             "preselect:10": [replay.run(pool, Strategy("preselect", 10), e) for e in errors],
@@ -145,7 +148,8 @@ def _summary(per_config: list[dict], seeds: int) -> dict:
     several seeds the SPREAD percentiles over seeds of each seed's summary."""
     out = _summary_of(per_config)
     if seeds > 1:
-        each = [_summary_of([{**c, **c["seeds"][k]} for c in per_config]) for k in range(seeds)]
+        each = [_summary_of([{**c, **c["seeds"][k]} for c in per_config], False)
+                for k in range(seeds)]
         out["over_seeds"] = {name: [float(np.percentile([e[name] for e in each], q))
                                     for q in SPREAD]
                              for name in ("measured_mean", "loss_pct_mean", "loss_pct_max",
@@ -153,14 +157,20 @@ def _summary(per_config: list[dict], seeds: int) -> dict:
     return out
 
 
-def _summary_of(per_config: list[dict]) -> dict:
-    losses = np.array([c["loss"] for c in per_config])
+def _summary_of(per_config: list[dict], each_seed: bool = True) -> dict:
+    """A strategy's metrics over configurations; the loss's distribution over every
+    (configuration, noise seed) replay where each_seed and the seeds are held."""
+    losses = np.array([seed["loss"] for c in per_config
+                       for seed in (c.get("seeds", [c]) if each_seed else [c])])
     scores = [c["score"] for c in per_config]
     low, high = metrics.bootstrap_interval(scores)
     return {"configurations": len(per_config),
             "measured_mean": float(np.mean([c["measured"] for c in per_config])),
             "retimed_mean": float(np.mean([c.get("retimed", 0) for c in per_config])),
             "loss_pct_max": float(100 * losses.max()), "loss_pct_mean": float(100 * losses.mean()),
+            "loss_pct_median": float(100 * np.median(losses)),
+            "loss_pct_p90": float(100 * np.percentile(losses, 90)),
+            "frac_loss_le_1pct": float(np.mean(losses <= 0.01)),
             "frac_loss_le_3pct": float(np.mean(losses <= LOSS_WITHIN)),
             "overhead_pct_mean": float(100 * np.mean([c.get("overhead", 0) for c in per_config])),
             "gain_pct_mean": float(100 * np.mean([c.get("gain", 0) for c in per_config])),
@@ -239,7 +249,7 @@ def _setting(rows: Rows, noise: Noise | None, seeds: int, stop: float, max_rows:
              ivps: list) -> ReplaySetting:
     pools = whole_pools(rows)
     seeds = max(1, seeds) if noise is not None else 1
-    errors = {p.key: [draws(noise, seed, p.key, len(p.frame)) for seed in range(seeds)]
+    errors = {p.key: [pool_draws(noise, seed, p, CEILING_ROUNDS) for seed in range(seeds)]
               for p in pools}
     # without a model, hybrid's prior is calibrated on the other IVPs' whole pools (needs two)
     bare = all(sum(p.key[1] != ivp for p in pools) >= 2 for ivp in ivps)

@@ -1,14 +1,15 @@
-"""Run-to-run noise of a timing as the replay draws it: a store's own, else the ground truth's.
+"""Run-to-run noise of a timing as the replay draws it: a store's own passes, else a model of them.
 
-Measured from a store's passes (pairs of first timings of the same code in two runs), else borrowed
-from the shipped ground truth's.
+A pool whose variants were each timed in two passes is replayed from them (a first timing is one
+pass); others draw from the noise model fitted to the store's pairs of passes (strategies/
+noise_model); a store with too few pairs borrows the shipped ground truth's spread, and says so.
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -16,6 +17,7 @@ from scipy.stats import kendalltau, t as student_t
 
 from hybridtune.learn.table import CONFIG, KEY, ok_measurements
 from hybridtune.learn.timing import RETIMED, TIMING_SPREAD
+from hybridtune.strategies.noise_model import NEAR_LEAST, NoiseModel, contender_pairs, fit_noise
 
 MIN_PAIRS = 30              # pairs of passes a store needs for its own noise
 # Borrowed where a store has fewer pairs: the shipped ground truth's (data/groundtruth) robust
@@ -33,6 +35,9 @@ class Noise:
     errors: np.ndarray
     source: str
     pairs: int = 0
+    model: NoiseModel | None = None     # fitted to all contenders' pairs: drawn where a pool
+    models: dict = field(default_factory=dict)   # lacks pairs; per configuration its own
+    passes: dict = field(default_factory=dict)   # configuration -> variant -> (one, two) seconds
 
     @property
     def spread(self) -> float:
@@ -61,12 +66,28 @@ def pass_ratios(measurements: pd.DataFrame, hardware_id: str | None = None) -> p
     first = ok[ok["timing"] != RETIMED]          # in the order the store holds them: appending
     first = first.drop_duplicates(list(KEY) + ["code_sha256", "compiler_flags", "run_id"])
     same = list(KEY) + ["code_sha256", "compiler_flags"]
-    first = first.assign(_pass=first.groupby(same).cumcount())
-    one, two = (first[first["_pass"] == k].set_index(same)["median_s"] for k in (0, 1))
-    both = pd.concat({"one": one, "two": two}, axis=1, join="inner").reset_index()
+    first = first.assign(_pass=first.groupby(same).cumcount(), order=np.arange(len(first)))
+    one, two = (first[first["_pass"] == k].set_index(same) for k in (0, 1))
+    both = pd.concat({"one": one["median_s"], "two": two["median_s"], "order": one["order"]},
+                     axis=1, join="inner").reset_index()
     both["ratio"] = np.log(both["two"].to_numpy(float) / both["one"].to_numpy(float))
     both["shift"] = both.groupby(list(CONFIG))["ratio"].transform("median")
-    return both[list(KEY) + ["one", "two", "ratio", "shift"]]
+    return both[list(KEY) + ["one", "two", "ratio", "shift", "order"]]
+
+
+def retime_errors(measurements: pd.DataFrame, hardware_id: str | None = None) -> pd.Series:
+    """Log errors of the interleaved re-timings about the geometric mean of their variant's first
+    timings, each round's common shift removed."""
+    ok = ok_measurements(measurements, hardware_id)
+    if ok.empty or "timing" not in ok:
+        return pd.Series(dtype=float)
+    first = ok[ok["timing"] != RETIMED]
+    truth = first.assign(_log=np.log(first["median_s"].to_numpy(float))) \
+        .groupby(list(KEY), as_index=False)["_log"].mean()
+    joined = ok[ok["timing"] == RETIMED].merge(truth, on=list(KEY))
+    error = np.log(joined["median_s"].to_numpy(float)) - joined["_log"].to_numpy(float)
+    joined = joined.assign(_error=error)
+    return joined["_error"] - joined.groupby(list(CONFIG) + ["run_id"])["_error"].transform("median")
 
 
 def pass_agreement(measurements: pd.DataFrame, hardware_id: str | None = None,
@@ -106,17 +127,52 @@ def measured(measurements: pd.DataFrame, hardware_id: str | None = None) -> Nois
                                    f"passes (its own noise needs {MIN_PAIRS})")
     errors = (pairs["ratio"] - pairs["shift"]).to_numpy(float) / math.sqrt(2)
     configurations = pairs[list(CONFIG)].drop_duplicates()
+    near = contender_pairs(pairs)
+    retimed = retime_errors(measurements, hardware_id)
+    model = fit_noise(near, retimed)
+    models = {tuple(key): fit_noise(group, retimed) for key, group in near.groupby(list(CONFIG))
+              if len(group) >= NEAR_LEAST}
+    passes: dict = {}
+    for row in pairs.itertuples(index=False):
+        key = tuple(getattr(row, name) for name in CONFIG)
+        passes.setdefault(key, {})[row.variant] = (float(row.one), float(row.two))
     return Noise(np.concatenate([errors, -errors]),
                  f"measured: {len(pairs)} pairs of passes in {len(configurations)} "
-                 "configuration(s), each pass's common shift removed", len(pairs))
+                 "configuration(s): a pool timed in both replayed from them, others drawn from "
+                 f"the model of its contenders' pairs (spread {model.spread:.3f}, drift "
+                 f"{model.drift:.2f}, slow tails {100 * model.tail_rate:.1f}%, re-timing spread "
+                 f"{model.retime_spread:.3f})", len(pairs), model, models, passes)
 
 
-def draws(noise: Noise | None, seed: int, key: tuple, size: int) -> np.ndarray:
-    """(size, 2) log errors of a pool's first timings and re-timings under one noise seed: the
-    same for every strategy replayed on the pool (common random numbers); zeros without noise."""
+def draws(noise: Noise | None, seed: int, key: tuple, size: int, rounds: int = 1) -> np.ndarray:
+    """(size, 1 + rounds) log errors of a pool's first timings and re-timings under one noise
+    seed, drawn from the store's errors or its model (no passes): the same for every strategy
+    replayed on the pool (common random numbers); zeros without noise."""
     if noise is None:
-        return np.zeros((size, 2))
+        return np.zeros((size, 1 + rounds))
+    generator = _generator(seed, key)
+    if noise.model is None:
+        return noise.draw(generator, (size, 1 + rounds))
+    return noise.models.get(tuple(key), noise.model).draw(generator, size, rounds)
+
+
+def pool_draws(noise: Noise | None, seed: int, pool, rounds: int = 1) -> np.ndarray:
+    """draws() for a pool (key, frame of variants, times): where the store timed each of its
+    variants in two passes, the first timings are one of them (seed even: the first pass, odd:
+    the second) about the pool's times, and only the re-timings are drawn."""
+    size = len(pool.frame)
+    timed = noise.passes.get(tuple(pool.key)) if noise is not None else None
+    variants = pool.frame["variant"].tolist()
+    if not timed or not all(v in timed for v in variants):
+        return draws(noise, seed, pool.key, size, rounds)
+    drawn = draws(noise, seed, pool.key, size, rounds)
+    one = np.array([timed[v][seed % 2] for v in variants])
+    drawn[:, 0] = np.log(one / pool.times)
+    return drawn
+
+
+def _generator(seed: int, key: tuple) -> np.random.Generator:
     if len(key) == 5 and key[3] == 1:   # a pool of one rank draws as it did before ranks were keys
         key = (*key[:3], key[4])
     entropy = [seed, int.from_bytes(hashlib.sha256(repr(key).encode()).digest()[:8], "little")]
-    return noise.draw(np.random.default_rng(entropy), (size, 2))
+    return np.random.default_rng(entropy)

@@ -78,7 +78,8 @@ def configuration_pools(rows: Rows) -> list[StoredPool]:
             for key, group in frame.groupby(list(CONFIG), sort=True)]
 
 
-def drive(pool: StoredPool, search: Search, rows: list[int], errors: np.ndarray | None = None) -> Replay:
+def drive(pool: StoredPool, search: Search, rows: list[int], errors: np.ndarray | None = None,
+          rounds: int = 1) -> Replay:
     """Run a search on the pool as the live driver runs it on one node: asked for one variant at
     a time, told its stored time (times exp(errors[row, 0]), a first timing's noise, where given);
     rows maps the search's candidates to the pool's rows. Asking for a variant the pool never
@@ -103,16 +104,17 @@ def drive(pool: StoredPool, search: Search, rows: list[int], errors: np.ndarray 
             order.append(row)
             seen[row] = float(times[row] * math.exp(errors[row, 0]))
             search.tell(position, seen[row], float(ci[row]))
-    return replace(_finished(pool, tuple(order), seen, errors, as_stored),
+    return replace(_finished(pool, tuple(order), seen, errors, as_stored, rounds),
                    decisions=tuple(getattr(search, "decisions", ())))
 
 
-def _finished(pool: StoredPool, order: tuple, seen: dict, errors: np.ndarray, as_stored: bool
-              ) -> Replay:
+def _finished(pool: StoredPool, order: tuple, seen: dict, errors: np.ndarray, as_stored: bool,
+              rounds: int = 1) -> Replay:
     """The replay of a search that measured `order` (seen: row -> the time it was told): its
-    close contenders re-timed and the choice made as live. as_stored: a re-timing is the store's
-    where it holds one (the replay of a run); else another draw (errors[row, 1]) about the
-    stored first timing, which is what evaluations judge by."""
+    close contenders raced and the choice made as live. as_stored: a re-timing is the store's
+    where it holds one (the replay of a run); else the draws of `rounds` interleaved rounds
+    (errors[row, 1:1 + rounds], their mean in log) about the stored time, which is what
+    evaluations judge by."""
     if not order:
         return Replay(order, -1)
     frame = pool.frame
@@ -125,14 +127,17 @@ def _finished(pool: StoredPool, order: tuple, seen: dict, errors: np.ndarray, as
     stored = frame["retimed_s"].to_numpy(float) if "retimed_s" in frame \
         else np.full(len(ci), np.nan)
     again = {row: float(stored[row] if as_stored and math.isfinite(stored[row])
-                        else pool.times[row] * math.exp(errors[row, 1])) for row in close}
+                        else pool.times[row] * math.exp(np.mean(errors[row, 1:1 + rounds])))
+             for row in close}
     return Replay(order, int(timing.choose(seen, again)), retimed=tuple(close))
 
 
-def run(pool: StoredPool, spec: Strategy, errors: np.ndarray | None = None) -> Replay:
-    """A strategy (any but hybrid, which replays on a model: hybrid_together) on the pool."""
+def run(pool: StoredPool, spec: Strategy, errors: np.ndarray | None = None,
+        rounds: int = 1) -> Replay:
+    """A strategy (any but hybrid, which replays on a model: hybrid_together) on the pool, its
+    contenders raced in `rounds` rounds."""
     found, rows = candidates(pool)
-    return drive(pool, search_for(spec, found), rows, errors)
+    return drive(pool, search_for(spec, found), rows, errors, rounds)
 
 
 def fixed_variant(pool: StoredPool, variant: str) -> Replay:

@@ -17,7 +17,7 @@ from hybridtune.learn.table import CONFIG, Rows
 from hybridtune.learn.train import MIN_ROWS, fit
 from hybridtune.strategies import replay
 from hybridtune.strategies.leave_one_out import LOSS_WITHIN, accuracy_of, whole_pools
-from hybridtune.strategies.noise import Noise, draws
+from hybridtune.strategies.noise import Noise, pool_draws
 
 SHARES = (0.0, 0.1, 0.25, 0.5)
 TRAINED_BY = Strategy("preselect", 5.0)     # the default scenario's strategy: what users store
@@ -93,7 +93,7 @@ def _left_out(rows: Rows, pools: list, keys: list, taken: set, ivp: str, stop: f
         prior = replay.hybrid_prior(group, gp)
         for seed in range(seeds):
             drawn = None if noise is None else \
-                [draws(noise, seed, p.key, len(p.frame)) for p in group]
+                [pool_draws(noise, seed, p) for p in group]
             for pool, result in zip(group, replay.hybrid_together(
                     group, gp, stop, errors=drawn, prior=prior)):
                 measured.append(len(result.order))

@@ -95,8 +95,9 @@ def test_evaluate_json_scores_every_strategy(capsys, copy):
     assert sum(b["decisions"] for b in reliability["bins"]) == reliability["decisions"] > 0
     strategies = result["strategies"]
     k = round(strategies["hybrid"]["measured_mean"])
-    assert set(strategies) == {"BestVariant", "RunAll", "preselect:5", "preselect:10", "hybrid",
-                               "hybrid@12", "hybrid (no model)", f"top_k:{k}", f"random:{k}"}
+    assert set(strategies) == {"BestVariant", "RunAll+3 rounds", "RunAll", "preselect:5",
+                               "preselect:10", "hybrid", "hybrid@12", "hybrid (no model)",
+                               f"top_k:{k}", f"random:{k}"}
     fits = result["offline_errors"]["fits"]
     # the no-model prior of each left-out IVP is calibrated without it
     assert set(fits) == {"all", "Cusp", "InverterChain", "Medakzo", "Wave1D"}

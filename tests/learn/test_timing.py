@@ -76,15 +76,3 @@ def test_a_choice_rests_on_the_re_timing_round_only_where_it_holds_the_fastest_f
     assert timing.compared({**first, "d": 0.5}, {"a": 1.2}) == {**first, "d": 0.5}
     assert timing.choose({}, {}) is None
 
-
-def test_ties_are_the_racers_whose_interval_reaches_the_chosen_ones():
-    first = {"a": (0.8, 0.79, 0.81), "b": (1.0, 0.99, 1.01), "c": (1.05, 1.04, 1.06)}
-    retimed = {"a": (1.00, 0.99, 1.02), "b": (1.01, 1.00, 1.03), "c": (1.05, 1.04, 1.06)}
-    chosen = timing.choose({i: t[0] for i, t in first.items()},
-                           {i: t[0] for i, t in retimed.items()})
-    assert chosen == "a"
-    assert timing.ties(first, retimed, chosen) == pytest.approx({"b": 0.01})
-    # without a round deciding, the first timings' intervals: all told apart
-    assert timing.ties(first, {}, "a") == {}
-    # a missing interval is the median alone
-    assert timing.ties({"a": (1.0, None, None), "b": (1.0, None, None)}, {}, "a") == {"b": 0.0}

@@ -27,3 +27,8 @@ def test_ties_name_each_racer_not_told_apart_closest_first():
     found = race.tied(timings, "a")
     assert list(found) == ["b", "c"]
     assert found["b"] == 1.01 / 1.0 - 1
+
+
+def test_a_missing_bound_is_the_median_alone():
+    assert race.tied({"a": (1.0, None, None), "b": (1.0, None, math.nan)}, "a") == {"b": 0.0}
+    assert race.tied({"a": (1.0, None, None), "b": (1.1, None, None)}, "a") == {}

@@ -19,7 +19,8 @@ from hybridtune.learn.train import configuration_keys, fit, pool_targets
 
 IVPS = ("Cusp", "InverterChain", "Medakzo", "Wave1D")
 SUMMARY = {"configurations", "measured_mean", "loss_pct_max", "loss_pct_mean", "frac_loss_le_3pct",
-           "overhead_pct_mean", "gain_pct_mean", "score", "score_interval", "retimed_mean"}
+           "overhead_pct_mean", "gain_pct_mean", "score", "score_interval", "retimed_mean",
+           "loss_pct_median", "loss_pct_p90", "frac_loss_le_1pct"}
 
 
 @pytest.fixture(scope="module")
@@ -30,8 +31,9 @@ def evaluation(fixture_rows):
 def test_every_strategy_is_replayed_on_every_whole_pool(evaluation):
     strategies = evaluation.strategies
     k = round(strategies["hybrid"]["measured_mean"])
-    assert list(strategies) == ["BestVariant", "RunAll", "preselect:5", "preselect:10", "hybrid",
-                                "hybrid@12", "hybrid (no model)", f"top_k:{k}", f"random:{k}"]
+    assert list(strategies) == ["BestVariant", "RunAll+3 rounds", "RunAll", "preselect:5",
+                                "preselect:10", "hybrid", "hybrid@12", "hybrid (no model)",
+                                f"top_k:{k}", f"random:{k}"]
     assert strategies["hybrid@12"]["measured_mean"] <= min(12, strategies["hybrid"]["measured_mean"])
     for name, summary in strategies.items():
         assert set(summary) == SUMMARY, name
@@ -39,7 +41,8 @@ def test_every_strategy_is_replayed_on_every_whole_pool(evaluation):
         low, high = summary["score_interval"]
         assert low <= summary["score"] <= high
         assert 0 <= summary["loss_pct_mean"] <= summary["loss_pct_max"]
-        assert 0 <= summary["frac_loss_le_3pct"] <= 1
+        assert summary["loss_pct_median"] <= summary["loss_pct_p90"] <= summary["loss_pct_max"]
+        assert 0 <= summary["frac_loss_le_1pct"] <= summary["frac_loss_le_3pct"] <= 1
     assert strategies[f"top_k:{k}"]["measured_mean"] == strategies[f"random:{k}"]["measured_mean"] == k
     assert strategies["BestVariant"]["measured_mean"] == 1
 
