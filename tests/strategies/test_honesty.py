@@ -29,20 +29,46 @@ def poisoned(pool: replay.StoredPool, measured) -> replay.StoredPool:
     return replay.StoredPool(pool.key, pool.frame.assign(median_s=times))
 
 
-@pytest.mark.parametrize("strategy", ["hybrid", "preselect:5", "top_k:7", "random:9:2"])
-def test_poisoning_what_was_not_measured_changes_nothing(fixture_rows, gp_without_cusp, strategy):
+def _replayed(strategy: str, pool, gp):
     from hybridtune.describe.strategy import parse_strategy
+    if strategy == "hybrid":
+        return replay.hybrid(pool, gp)
+    return replay.run(pool, parse_strategy(strategy))
+
+
+@pytest.mark.parametrize("strategy", ["hybrid", "tpe:8:1", "preselect:5", "top_k:7", "random:9:2"])
+def test_poisoning_what_was_not_measured_changes_nothing(fixture_rows, gp_without_cusp, strategy):
     pool = next(p for p in whole_pools(fixture_rows) if p.key == KEY)
-
-    def run(on):
-        if strategy == "hybrid":
-            return replay.hybrid(on, gp_without_cusp)
-        return replay.run(on, parse_strategy(strategy))
-
-    first = run(pool)
+    first = _replayed(strategy, pool, gp_without_cusp)
     assert 0 < len(first.order) < len(pool.frame)
-    again = run(poisoned(pool, first.order))
+    again = _replayed(strategy, poisoned(pool, first.order), gp_without_cusp)
     assert again.order == first.order and again.chosen == first.chosen
+
+
+def reversed_times(pool: replay.StoredPool) -> replay.StoredPool:
+    """The pool with its times handed out in reverse order: the fastest becomes the slowest."""
+    times = pool.times
+    ranks = np.argsort(np.argsort(times))
+    return replay.StoredPool(pool.key, pool.frame.assign(median_s=np.sort(times)[::-1][ranks]))
+
+
+@pytest.mark.parametrize("strategy", ["preselect:5", "top_k:7", "random:9:2"])
+def test_fixed_order_strategies_are_unaffected_because_they_never_read_a_time(
+        fixture_rows, gp_without_cusp, strategy):
+    # their order is fixed before measuring: even reversing every time leaves it as it was, so
+    # the poisoning above could not have changed them whatever they were told
+    pool = next(p for p in whole_pools(fixture_rows) if p.key == KEY)
+    first = _replayed(strategy, pool, gp_without_cusp)
+    assert _replayed(strategy, reversed_times(pool), gp_without_cusp).order == first.order
+
+
+@pytest.mark.parametrize("strategy", ["hybrid", "tpe:8:1"])
+def test_adaptive_strategies_read_what_they_measure(fixture_rows, gp_without_cusp, strategy):
+    # what they are told steers them: reversing the times changes what they measure, so the
+    # poisoning test holds them to something
+    pool = next(p for p in whole_pools(fixture_rows) if p.key == KEY)
+    first = _replayed(strategy, pool, gp_without_cusp)
+    assert _replayed(strategy, reversed_times(pool), gp_without_cusp).order != first.order
 
 
 def test_a_fit_handed_a_row_of_the_left_out_ivp_raises(fixture_rows):
