@@ -22,6 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from hybridtune.commands.progress import stamped as log
 from hybridtune.describe.library import PROJECT_ROOT
 from hybridtune.describe.loader import load
 from hybridtune.pipeline.distributed_study import (rank_scheduler, rank_throughput, strategy_table,
@@ -33,10 +34,6 @@ from hybridtune.runtime.launch import discover
 BIN = Path(sys.executable).parent
 ENV = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "PMI_"))}
 STRATEGIES = ("preselect:5", "preselect:10", "run_all")
-
-
-def log(text: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {text}", file=sys.stderr, flush=True)
 
 
 def on_nodes(argv: list[str], nodes: int) -> dict:

@@ -17,16 +17,13 @@ from pathlib import Path
 
 import numpy as np
 
+from hybridtune.commands.progress import stamped as log
 from hybridtune.describe.library import PROJECT_ROOT
 from hybridtune.describe.loader import load
 from hybridtune.measure.provenance import build_identity, tree_state
 from hybridtune.pipeline.generated_comparison import ComparisonRequest, compare_generated
 from hybridtune.probe.host_facts import host_summary, read_host_facts
 from hybridtune.report.generated_table import comparison_table, targets_line
-
-
-def log(text: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {text}", file=sys.stderr, flush=True)
 
 
 def main(argv=None) -> int:

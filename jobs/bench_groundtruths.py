@@ -1,14 +1,9 @@
 """Benchmark of the two shipped ground truths, replayed (no measuring): leave one IVP out on each host, and leave one host and one IVP out both ways.
 
-1. `hybridtune evaluate --db A --json --noise-seeds S`: host A's strategy table and models'
-   accuracy with each IVP left out;
-2. `hybridtune evaluate --db A --json --noise-seeds S --feature-sets --other-host B
-   --no-strategies`: the IVP feature set judged by leaving one IVP out of A, the machine feature
-   set by leaving one host out, and hybrid on each host with the other host's model;
-3. `hybridtune evaluate --db B --json --noise-seeds S --feature-sets`: 1 for host B.
-The three run side by side; --host-b-result FILE takes 3 from a file an earlier run of its command
-wrote instead (the file named in the report). Writes data/bench/groundtruths.json (each host's CPU
-named) and prints the headline numbers.
+Side by side: `hybridtune evaluate --db A --json --noise-seeds S` (host A's strategies and models),
+the same with `--feature-sets --other-host B --no-strategies` (the feature sets, and hybrid on each
+host with the other's model) and `evaluate --db B --feature-sets` (or, with --host-b-result FILE,
+an earlier run's output). Writes data/bench/groundtruths.json (each host's CPU named).
 """
 
 from __future__ import annotations

@@ -1,15 +1,10 @@
 """Benchmark of the learned correction and the strategies on the ground truth, without measuring.
 
-(a) `hybridtune evaluate --tpe --json --noise-seeds 20` on the ground-truth store: BestVariant,
-    RunAll, preselect:5, preselect:10, top_k:K, random:K and TPE (K = hybrid's mean count), hybrid,
-    hybrid capped at 12 and hybrid without a model replayed on every whole-pool configuration under 20 draws of the
-    measured run-to-run noise, models trained with each IVP left out and scored on it; the targets
-    are checked and written beside the numbers, with hybrid's reliability table.
-(b) The wall time of `hybridtune train` on a copy of the store and of `hybridtune predict --corrected`
-    of the whole pool (printing the top 10; and with --json, every variant with its kernel
-    breakdown) in every configuration of the ground-truth scenario, with the machine file the
-    ground truth's models are of, so the timing does not depend on the host; medians of --repeats
-    runs.
+(a) `hybridtune evaluate --tpe --json --noise-seeds 20` on the ground-truth store: every strategy
+    replayed under the store's noise, the models scored with each IVP left out, the targets checked.
+(b) The wall time (medians of --repeats runs) of `hybridtune train` on a copy of the store and of
+    `hybridtune predict --corrected` (text and --json) of the ground-truth scenario's whole pools,
+    with the machine file the ground truth's models are of, so the timing does not depend on the host.
 """
 
 from __future__ import annotations

@@ -1,17 +1,10 @@
 """Hybrid live on a host with no model for its hardware, judged against strong variants re-timed in alternating rounds.
 
-Per IVP of the default scenario at one size and one thread:
-1. `tune --strategy hybrid` on a fresh store (no model for this hardware: the offline model with
-   its calibrated errors is the prior): the variant chosen, how many were measured, the cover (the
-   best predicted variant of each skeleton) and whether all of it was measured;
-2. `tune --strategy random:K:SEED` on another fresh store: an independent sample of the pool;
-3. the strong variants: hybrid's FROM_EACH fastest first timings and the sample's FROM_EACH
-   fastest, hybrid's choice among them;
-4. `measure` of the strong variants in ROUNDS rounds, every other round in reverse order;
-5. per variant the median of its rounds (one spike in a round moves it little; the geometric mean
-   is written beside it); the reference is the mean of the three fastest; hybrid's choice is
-   within TARGET of it, or not.
-Writes data/bench/hybrid_host.json with the host's CPU named; prints one line per IVP.
+Per IVP of the default scenario (one size, one thread): `tune --strategy hybrid` and an independent
+`random:K:SEED` sample, each on a fresh store; the strong variants (hybrid's choice, FROM_EACH
+fastest first timings of each run) measured in ROUNDS rounds, every other one in reverse order;
+hybrid's choice against the mean of the three fastest medians (strategies/strong_variants), within
+TARGET or not. Writes data/bench/hybrid_host.json with the host's CPU named.
 """
 
 from __future__ import annotations
@@ -28,6 +21,7 @@ from pathlib import Path
 from hybridtune.describe.library import PROJECT_ROOT as ROOT
 from hybridtune.measure.provenance import cpu_model
 from hybridtune.pipeline.first_timings import first_timings
+from hybridtune.pipeline.variant_measuring import MeasureRequest, timed_rounds
 from hybridtune.strategies.strong_variants import cover, judged, round_order, strong_variants
 
 BIN = Path(sys.executable).parent
@@ -54,21 +48,6 @@ def tune(scenario: Path, store: Path, strategy: str, args) -> tuple[dict, list]:
     return configuration, found.get("notes", [])
 
 
-def rounds(scenario: Path, store: Path, ids: list[str], args) -> dict:
-    """id -> its timings, one per round, the order reversed every other round."""
-    out: dict = {i: [] for i in ids}
-    for k in range(ROUNDS):
-        order = round_order(ids, k)
-        command = [str(BIN / "hybridtune"), "measure", str(scenario), "--db", str(store), "-n",
-                   str(args.n), "--threads", "1", "--budget", str(args.budget), "--json"]
-        for i in order:
-            command += ["--variant", i]
-        for result in json.loads(run(command)):
-            if result["status"] == "ok":
-                out[result["id"]].append(float(result["median_s"]))
-    return out
-
-
 def check(ivp: str, work: Path, args) -> dict:
     scenario = work / f"{ivp}.yaml"
     scenario.write_text("\n".join(
@@ -82,7 +61,9 @@ def check(ivp: str, work: Path, args) -> dict:
     theirs = first_timings(work / f"{ivp}-random.h5").get(ivp, {})
     chosen = hybrid["chosen"]["id"]
     strong = strong_variants(chosen, mine, theirs, FROM_EACH)
-    timed = rounds(scenario, work / f"{ivp}-rounds.h5", strong, args)
+    timed = timed_rounds(MeasureRequest(str(scenario), n=args.n, threads=[1],
+                                        budget_s=args.budget, db=str(work / f"{ivp}-rounds.h5")),
+                         strong, ROUNDS, round_order)
     covered = cover(hybrid["shortlisted"])
     return {"ivp": ivp, "n": args.n, "chosen": chosen, "measured": len(mine),
             "hybrid_seconds": round(t_hybrid, 1), "ended_by": hybrid.get("ended_by", ""),

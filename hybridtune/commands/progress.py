@@ -15,6 +15,11 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress as Bar, TextC
 PLAIN_INTERVAL_S = 5.0
 
 
+def stamped(text: str, stream=None) -> None:
+    """One line of a batch log, the time of day in front."""
+    print(f"[{time.strftime('%H:%M:%S')}] {text}", file=stream or sys.stderr, flush=True)
+
+
 class Progress:
     """One phase at a time (analyses, builds, measurements) with a total and a running count."""
 
@@ -51,7 +56,7 @@ class Progress:
 
     def _line(self, text: str) -> None:
         self._last = time.monotonic()
-        print(f"[{time.strftime('%H:%M:%S')}] {text}", file=self.stream, flush=True)
+        stamped(text, self.stream)
 
     def close(self) -> None:
         if self._bar is not None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from hybridtune.describe.configuration import configurations, runnable
 from hybridtune.describe.loader import load
@@ -86,3 +86,15 @@ def measure_plan(plan: MeasurePlan, db: str | None, on_result=None) -> tuple[lis
                 ended.append((configuration_title(config),
                               every_failed(result_failures(measured), "variant")))
     return results, ended
+
+
+def timed_rounds(request: MeasureRequest, ids: list[str], rounds: int, order) -> dict:
+    """id -> its ok timings, one per round: each round measures every id once, in the order
+    order(ids, round_number) gives (each result stored in request.db)."""
+    out: dict = {i: [] for i in ids}
+    for k in range(rounds):
+        plan = plan_measurements(replace(request, variants=list(order(ids, k))))
+        for result in measure_plan(plan, request.db)[0]:
+            if result.status == "ok":
+                out[result.id].append(float(result.median_s))
+    return out

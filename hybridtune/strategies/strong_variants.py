@@ -44,3 +44,13 @@ def judged(rounds: dict, chosen: str, target: float) -> dict:
         {i: math.exp(sum(map(math.log, t)) / len(t)) for i, t in timed.items()}, chosen)[0]
     return {"three_fastest": fastest, "reference_s": reference, "chosen_vs_reference": loss,
             "chosen_vs_reference_geometric_means": by_mean, "within_target": bool(loss <= target)}
+
+
+def tie_or_within(rounds: dict, chosen: str, tied: list, target: float) -> dict:
+    """The choice against the fastest by the rounds' medians: it passes within target of it, or
+    where the fastest is among the variants the run named as tied with the choice."""
+    medians = {i: statistics.median(t) for i, t in rounds.items() if t}
+    fastest = min(medians, key=medians.get)
+    behind = medians[chosen] / medians[fastest] - 1
+    return {"fastest": fastest, "behind": behind, "tied": list(tied),
+            "passes": bool(behind <= target or fastest in tied)}

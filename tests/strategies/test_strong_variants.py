@@ -33,3 +33,13 @@ def test_the_choice_is_judged_against_the_mean_of_the_three_fastest():
     assert found["chosen_vs_reference_geometric_means"] == pytest.approx(
         2.0 / ((9 ** (1 / 3) + 2.0 + 2.0) / 3) - 1)
     assert not found["within_target"]
+
+
+def test_a_choice_passes_within_the_target_or_where_the_fastest_is_named_as_tied():
+    from hybridtune.strategies.strong_variants import tie_or_within
+    rounds = {"a": [1.03, 1.04, 1.03], "b": [1.0, 1.01, 0.99], "c": [1.5], "d": []}
+    found = tie_or_within(rounds, "a", [], 0.02)
+    assert found["fastest"] == "b" and found["behind"] == pytest.approx(0.03)
+    assert not found["passes"]
+    assert tie_or_within(rounds, "a", ["b"], 0.02)["passes"]
+    assert tie_or_within(rounds, "a", [], 0.05)["passes"]
