@@ -1,4 +1,4 @@
-"""Shared fixtures: the shipped library, loaded once, and a writer of description files."""
+"""Shared fixtures: the shipped library, loaded once, the session's predicted stores, and a writer of description files."""
 
 from __future__ import annotations
 
@@ -9,6 +9,11 @@ import pytest
 
 from hybridtune.describe.library import PROJECT_ROOT
 from hybridtune.describe.loader import load, load_named
+# Session fixtures made once for the whole suite: defined here only (a module or a folder's conftest
+# importing them would make a session fixture of its own, and run kerncraft again).
+from learn_support import fixture_rows, fixture_store  # noqa: F401  (fixtures)
+from scaling_support import scaling_run, simgrid  # noqa: F401  (fixtures)
+from tune_support import predicted_store, tune_store  # noqa: F401  (fixtures)
 
 
 @pytest.fixture(autouse=True)

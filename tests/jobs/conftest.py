@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from tune_support import predicted_store, tune_store  # noqa: F401  (fixtures)
 
 SCRIPTS = Path(__file__).resolve().parents[2] / "jobs" / "local-cluster"
 

@@ -11,7 +11,7 @@ from hybridtune.describe.strategy import parse_strategy
 from hybridtune.learn.table import joined_rows
 from hybridtune.store import Store
 from hybridtune.strategies import replay
-from tune_support import BIN, TUNE_SCENARIO, predicted_store, run  # noqa: F401  (fixture)
+from tune_support import BIN, TUNE_SCENARIO, run
 
 pytestmark = pytest.mark.slow
 SPELLINGS = ["top_k:4", "preselect:3", "random:4:3", "tpe:5:1", "run_all", "hybrid",
@@ -26,7 +26,7 @@ def rows_of(store):
 
 
 @pytest.fixture(scope="module")
-def live(predicted_store, tmp_path_factory):    # noqa: F811
+def live(predicted_store, tmp_path_factory):
     """Per spelling, the store a live tune with that strategy wrote and the variant it chose."""
     stores = {}
     for spelling in SPELLINGS:

@@ -1,3 +1,0 @@
-"""Fixtures of the learning tests."""
-
-from learn_support import fixture_rows, fixture_store  # noqa: F401  (fixtures)
