@@ -7,7 +7,8 @@ to beat the best held.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from collections import OrderedDict
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from scipy.special import ndtr
@@ -32,14 +33,19 @@ TRAINED_SCALE = 0.6
 HARDWARE_SPREAD = 0.126
 BETTER_BY = 0.03         # the event scored: an unmeasured variant this much faster than the best held
 DRAWS = 512              # joint draws behind the chance that some variant is better
+KEPT_DRAWS = 64          # centred joint draws kept per prior (those of the last states met)
 
 
 @dataclass
 class Belief:
-    """log time ~ N(mean, cov) over the candidates before any measurement; observe() conditions."""
+    """log time ~ N(mean, cov) over the candidates before any measurement; observe() conditions.
+    drawn: centred joint draws by observed state (which rows, their noise, in order): they depend
+    on nothing else, so the replays that share the prior (noise seeds) share them."""
     mean: np.ndarray
     cov: np.ndarray
     observed: dict
+    drawn: OrderedDict = field(default_factory=OrderedDict, repr=False, compare=False)
+    _last: tuple = field(default=(), init=False, repr=False, compare=False)
 
     @classmethod
     def of(cls, log_predicted: np.ndarray, correction: np.ndarray, cov: np.ndarray) -> Belief:
@@ -79,20 +85,42 @@ class Belief:
         if not free.any():
             return 0.0
         mean, cov = self.joint(among)
-        values, vectors = np.linalg.eigh((cov + cov.T) / 2)
-        root = vectors * np.sqrt(np.clip(values, 0, None))
-        draws = mean[:, None] + root @ np.random.default_rng(len(self.observed)).standard_normal(
-            (len(mean), DRAWS))
+        draws = mean[:, None] + self._centred_draws(among, cov)
         held = draws[int(np.flatnonzero(among == best)[0])] + math.log(1 - BETTER_BY)
         return float(np.mean(draws[free].min(axis=0) < held))
 
+    def _centred_draws(self, among: np.ndarray, cov: np.ndarray) -> np.ndarray:
+        """DRAWS joint draws of N(0, cov) by its eigenvectors (cov: these candidates' given the
+        observations), seeded by the number observed; kept for the last KEPT_DRAWS states (each
+        entry holds its prior covariance, so that the id in its key stays that covariance's)."""
+        key = (id(self.cov), among.tobytes(),
+               tuple((i, n) for i, (_, n) in self.observed.items()))
+        if key in self.drawn:
+            self.drawn.move_to_end(key)
+            return self.drawn[key][1]
+        values, vectors = np.linalg.eigh((cov + cov.T) / 2)
+        root = vectors * np.sqrt(np.clip(values, 0, None))
+        centred = root @ np.random.default_rng(len(self.observed)).standard_normal(
+            (len(among), DRAWS))
+        self.drawn[key] = (self.cov, centred)
+        if len(self.drawn) > KEPT_DRAWS:
+            self.drawn.popitem(last=False)
+        return centred
+
     def posterior(self) -> tuple[np.ndarray, np.ndarray]:
-        """Mean and standard deviation of every candidate's log time given the observations."""
+        """Mean and standard deviation of every candidate's log time given the observations
+        (kept until they change)."""
+        state = tuple(self.observed.items())
+        if self._last and self._last[0] == state:
+            return self._last[1]
         if not self.observed:
-            return self.mean, np.sqrt(np.clip(np.diag(self.cov), 1e-12, None))
-        mean, k_ao, taken = self._conditioned(np.arange(len(self.mean)))
-        var = np.diag(self.cov) - np.einsum("ij,ji->i", k_ao, taken)
-        return mean, np.sqrt(np.clip(var, 1e-12, None))
+            found = self.mean, np.sqrt(np.clip(np.diag(self.cov), 1e-12, None))
+        else:
+            mean, k_ao, taken = self._conditioned(np.arange(len(self.mean)))
+            var = np.diag(self.cov) - np.einsum("ij,ji->i", k_ao, taken)
+            found = mean, np.sqrt(np.clip(var, 1e-12, None))
+        self._last = (state, found)
+        return found
 
     def held_best(self, among) -> int | None:
         """The measured candidate among these of least posterior mean: the best held."""

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 from scipy.stats import kendalltau
+from threadpoolctl import threadpool_limits
 
 from hybridtune.describe.strategy import HYBRID_STOP, Strategy
 from hybridtune.errors import RequestError
@@ -214,7 +215,14 @@ def evaluate(rows: Rows, stop: float = HYBRID_STOP, max_rows: int = 2000,
     """Leave one IVP out: models fitted on the other IVPs' measured rows score this IVP's rows, and
     every strategy is replayed on its whole-pool configurations (with_tpe: Optuna's TPE too, at
     hybrid's mean count), each timing drawn with the noise under each of `seeds` seeds (without
-    noise: once, as stored); the metrics are judged by the stored times."""
+    noise: once, as stored); the metrics are judged by the stored times. On one BLAS thread: its
+    matrices are small (a pool's), and two threads made them 5-10x slower on two busy cores."""
+    with threadpool_limits(1, user_api="blas"):
+        return _evaluated(rows, stop, max_rows, with_tpe, noise, seeds)
+
+
+def _evaluated(rows: Rows, stop: float, max_rows: int, with_tpe: bool, noise: Noise | None,
+               seeds: int) -> Evaluation:
     if with_tpe:
         optuna_module()         # refused before anything runs when the extra is missing
     ivps = sorted(set(rows.measured["ivp"]))

@@ -231,3 +231,46 @@ def test_a_measurement_weighs_by_the_run_to_run_noise_or_its_own_wider_interval(
     plain, _, _, _ = _belief()
     plain.observe(4, prior_mean[4] + 0.3, None)
     assert math.isclose(plain.posterior()[1][4], precise_std[4], rel_tol=1e-9)
+
+def _dense_posterior(belief):
+    """The posterior mean and standard deviation by one dense solve, as from scratch."""
+    seen = list(belief.observed)
+    values, noise = np.array(list(belief.observed.values())).T
+    k_oo = belief.cov[np.ix_(seen, seen)] + np.diag(noise)
+    k_ao = belief.cov[:, seen]
+    mean = belief.mean + k_ao @ np.linalg.solve(k_oo, values - belief.mean[seen])
+    var = np.diag(belief.cov) - np.einsum("ij,ji->i", k_ao, np.linalg.solve(k_oo, k_ao.T))
+    return mean, np.sqrt(var)
+
+
+def test_a_kept_posterior_follows_every_change_of_the_observations():
+    belief, _, _, _ = _belief(seed=3, size=16)
+    generator = np.random.default_rng(4)
+    for index in generator.permutation(16)[:9]:
+        belief.observe(int(index), float(generator.normal(-9.0, 0.5)))
+        belief.posterior()
+        lie = int(np.flatnonzero([i not in belief.observed for i in range(16)])[0])
+        belief.observe(lie, -9.0)                 # a constant liar's guess, taken back
+        np.testing.assert_allclose(belief.posterior()[0], _dense_posterior(belief)[0], rtol=1e-10)
+        belief.observed.pop(lie)
+        for found, dense in zip(belief.posterior(), _dense_posterior(belief)):
+            np.testing.assert_allclose(found, dense, rtol=1e-10)
+
+
+def test_kept_draws_give_the_chance_drawn_afresh_and_are_shared_by_replays_of_the_prior():
+    belief, _, _, _ = _belief(seed=5, size=16)
+    for index, value in ((2, -9.1), (9, -8.7), (4, -9.5)):
+        belief.observe(index, value)
+    among, free = np.arange(16), np.ones(16, bool)
+    free[[2, 9, 4]] = False
+    first = belief.chance_any(4, among, free)
+    again = dataclasses.replace(belief, observed=dict(belief.observed))
+    assert again.drawn is belief.drawn and len(belief.drawn) == 1
+    fresh = dataclasses.replace(belief, observed=dict(belief.observed), drawn=type(belief.drawn)())
+    assert again.chance_any(4, among, free) == first == fresh.chance_any(4, among, free)
+    # another observed value moves the mean only: the draws about it are the same
+    again.observe(9, -8.0)
+    fresh.drawn.clear()
+    fresh.observe(9, -8.0)
+    assert again.chance_any(4, among, free) == fresh.chance_any(4, among, free)
+    assert len(belief.drawn) == 1
