@@ -7,7 +7,6 @@ to beat the best held.
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -33,18 +32,18 @@ TRAINED_SCALE = 0.6
 HARDWARE_SPREAD = 0.126
 BETTER_BY = 0.03         # the event scored: an unmeasured variant this much faster than the best held
 DRAWS = 512              # joint draws behind the chance that some variant is better
-KEPT_DRAWS = 64          # centred joint draws kept per prior (those of the last states met)
+DRAWS_SEED = 0           # of the prior's joint draws and their observation noise
 
 
 @dataclass
 class Belief:
     """log time ~ N(mean, cov) over the candidates before any measurement; observe() conditions.
-    drawn: centred joint draws by observed state (which rows, their noise, in order): they depend
-    on nothing else, so the replays that share the prior (noise seeds) share them."""
+    drawn: the prior's joint draws and the observation noise's (DRAWS each), made on first use and
+    shared by the replays of the prior (its copies by dataclasses.replace)."""
     mean: np.ndarray
     cov: np.ndarray
     observed: dict
-    drawn: OrderedDict = field(default_factory=OrderedDict, repr=False, compare=False)
+    drawn: dict = field(default_factory=dict, repr=False, compare=False)
     _last: tuple = field(default=(), init=False, repr=False, compare=False)
 
     @classmethod
@@ -84,28 +83,33 @@ class Belief:
         free = np.asarray(free, bool)
         if not free.any():
             return 0.0
-        mean, cov = self.joint(among)
-        draws = mean[:, None] + self._centred_draws(among, cov)
+        mean, _ = self.posterior()
+        draws = mean[among, None] + self._posterior_draws(among)
         held = draws[int(np.flatnonzero(among == best)[0])] + math.log(1 - BETTER_BY)
         return float(np.mean(draws[free].min(axis=0) < held))
 
-    def _centred_draws(self, among: np.ndarray, cov: np.ndarray) -> np.ndarray:
-        """DRAWS joint draws of N(0, cov) by its eigenvectors (cov: these candidates' given the
-        observations), seeded by the number observed; kept for the last KEPT_DRAWS states (each
-        entry holds its prior covariance, so that the id in its key stays that covariance's)."""
-        key = (id(self.cov), among.tobytes(),
-               tuple((i, n) for i, (_, n) in self.observed.items()))
-        if key in self.drawn:
-            self.drawn.move_to_end(key)
-            return self.drawn[key][1]
-        values, vectors = np.linalg.eigh((cov + cov.T) / 2)
-        root = vectors * np.sqrt(np.clip(values, 0, None))
-        centred = root @ np.random.default_rng(len(self.observed)).standard_normal(
-            (len(among), DRAWS))
-        self.drawn[key] = (self.cov, centred)
-        if len(self.drawn) > KEPT_DRAWS:
-            self.drawn.popitem(last=False)
-        return centred
+    def _posterior_draws(self, among: np.ndarray) -> np.ndarray:
+        """DRAWS joint draws of these candidates' log times given the observations, less their
+        mean: the prior's draws conditioned on the observed ones plus drawn noise (Matheron's
+        rule), a solve over the observed instead of a root of the candidates' covariance."""
+        prior, noise = self._prior_draws()
+        if not self.observed:
+            return prior[among]
+        seen = np.fromiter(self.observed, int)
+        variance = np.array([n for _, n in self.observed.values()])
+        k_oo = self.cov[np.ix_(seen, seen)] + np.diag(variance)
+        weights = np.linalg.solve(k_oo, prior[seen] + np.sqrt(variance)[:, None] * noise[seen])
+        return prior[among] - self.cov[np.ix_(among, seen)] @ weights
+
+    def _prior_draws(self) -> tuple[np.ndarray, np.ndarray]:
+        """DRAWS centred joint draws of every candidate's log time under the prior, and standard
+        normal draws of each one's observation noise (made once per prior covariance)."""
+        kept = self.drawn.get("prior")
+        if kept is None or kept[0] is not self.cov:
+            normal = np.random.default_rng(DRAWS_SEED).standard_normal((2, len(self.mean), DRAWS))
+            kept = (self.cov, _root(self.cov) @ normal[0], normal[1])
+            self.drawn["prior"] = kept
+        return kept[1], kept[2]
 
     def posterior(self) -> tuple[np.ndarray, np.ndarray]:
         """Mean and standard deviation of every candidate's log time given the observations
@@ -155,6 +159,17 @@ class Belief:
         z = gain / std[free]
         improvement = gain * ndtr(z) + std[free] * np.exp(-0.5 * z * z) / math.sqrt(2 * math.pi)
         return free[int(np.argmax(improvement))]
+
+
+def _root(cov: np.ndarray) -> np.ndarray:
+    """A square root of a covariance: its Cholesky factor (a tenth of an eigendecomposition's
+    cost), by its eigenvectors where rounding left it not quite positive definite."""
+    cov = (cov + cov.T) / 2
+    try:
+        return np.linalg.cholesky(cov)
+    except np.linalg.LinAlgError:
+        values, vectors = np.linalg.eigh(cov)
+        return vectors * np.sqrt(np.clip(values, 0, None))
 
 
 def across_configurations(across: tuple, configurations) -> np.ndarray:

@@ -15,7 +15,7 @@ from hybridtune.strategies.leave_one_out import whole_pools
 from hybridtune.describe.strategy import HYBRID_STOP
 from hybridtune.learn.belief import (OFFSET_SPREAD, SHIPPED_ERRORS, Belief,
                                      across_configurations, prior_belief)
-from hybridtune.learn import timing
+from hybridtune.learn import belief as belief_module, timing
 from hybridtune.learn.timing import TIMING_SPREAD
 from hybridtune.learn.table import Rows
 from hybridtune.learn.train import fit
@@ -257,7 +257,19 @@ def test_a_kept_posterior_follows_every_change_of_the_observations():
             np.testing.assert_allclose(found, dense, rtol=1e-10)
 
 
-def test_kept_draws_give_the_chance_drawn_afresh_and_are_shared_by_replays_of_the_prior():
+def test_conditioned_prior_draws_have_the_dense_posterior_covariance(monkeypatch):
+    monkeypatch.setattr(belief_module, "DRAWS", 200_000)
+    belief, _, _, _ = _belief(seed=5, size=8)
+    for index, value, ci in ((2, -9.1, None), (6, -8.7, 0.2), (4, -9.5, None)):
+        belief.observe(index, value, ci)
+    among = np.array([0, 1, 2, 3, 5, 7])
+    draws = belief._posterior_draws(among)
+    _, cov = belief.joint(among)
+    np.testing.assert_allclose(np.cov(draws), cov, atol=0.01 * np.abs(cov).max())
+    np.testing.assert_allclose(draws.mean(axis=1), 0, atol=0.01)
+
+
+def test_the_chance_is_drawn_the_same_for_the_same_observations_and_shares_the_prior_draws():
     belief, _, _, _ = _belief(seed=5, size=16)
     for index, value in ((2, -9.1), (9, -8.7), (4, -9.5)):
         belief.observe(index, value)
@@ -265,12 +277,19 @@ def test_kept_draws_give_the_chance_drawn_afresh_and_are_shared_by_replays_of_th
     free[[2, 9, 4]] = False
     first = belief.chance_any(4, among, free)
     again = dataclasses.replace(belief, observed=dict(belief.observed))
-    assert again.drawn is belief.drawn and len(belief.drawn) == 1
-    fresh = dataclasses.replace(belief, observed=dict(belief.observed), drawn=type(belief.drawn)())
+    assert again.drawn is belief.drawn
+    fresh = dataclasses.replace(belief, observed=dict(belief.observed), drawn={})
     assert again.chance_any(4, among, free) == first == fresh.chance_any(4, among, free)
-    # another observed value moves the mean only: the draws about it are the same
-    again.observe(9, -8.0)
-    fresh.drawn.clear()
-    fresh.observe(9, -8.0)
-    assert again.chance_any(4, among, free) == fresh.chance_any(4, among, free)
-    assert len(belief.drawn) == 1
+    assert 0 < first < 1
+
+
+def test_the_draws_root_is_a_square_root_of_the_covariance_even_where_it_is_singular():
+    belief, _, _, _ = _belief(seed=6, size=10)
+    for index, value in ((1, -9.2), (6, -8.9)):
+        belief.observe(index, value)
+    _, cov = belief.joint(np.arange(10))
+    root = belief_module._root(cov)
+    np.testing.assert_allclose(root @ root.T, cov, atol=1e-12)
+    singular = np.outer(np.arange(1.0, 5.0), np.arange(1.0, 5.0))
+    root = belief_module._root(singular)
+    np.testing.assert_allclose(root @ root.T, singular, atol=1e-10)
