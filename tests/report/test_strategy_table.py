@@ -1,0 +1,17 @@
+"""docs/benchmarks.md's judge tables are the benchmark JSON rendered, never typed by hand."""
+
+import json
+
+import pytest
+
+from hybridtune.describe.library import PROJECT_ROOT
+from hybridtune.report.strategy_table import strategy_markdown
+
+BENCH = PROJECT_ROOT / "data" / "bench"
+
+
+@pytest.mark.parametrize("name", ["judge-xeon-20seeds.json", "judge-amd-20seeds.json"])
+def test_the_docs_show_the_strategy_table_of_the_json(name):
+    document = json.loads((BENCH / name).read_text())
+    table = "\n".join(strategy_markdown(document["strategies"]))
+    assert table in (PROJECT_ROOT / "docs" / "benchmarks.md").read_text(), name
