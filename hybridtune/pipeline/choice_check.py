@@ -19,7 +19,7 @@ def checked_choice(record: dict, first: dict, request: MeasureRequest, top: int,
     the choice and the top fastest first timings measured in `rounds` rounds (tie_or_within)."""
     chosen = record["chosen"]["id"]
     ids = list(dict.fromkeys([chosen] + sorted(first, key=first.get)[:top]))
-    timed = timed_rounds(request, ids, rounds, fresh_order)
+    timed = timed_rounds(request, ids, rounds, fresh_order, record["ivp"])
     return {"ivp": record["ivp"], "n": record["n"], "chosen": chosen,
             "retimed": record["retimed"], "rounds": timed,
             **tie_or_within(timed, chosen, [t["id"] for t in record.get("tied", [])], target)}

@@ -88,13 +88,15 @@ def measure_plan(plan: MeasurePlan, db: str | None, on_result=None) -> tuple[lis
     return results, ended
 
 
-def timed_rounds(request: MeasureRequest, ids: list[str], rounds: int, order) -> dict:
-    """id -> its ok timings, one per round: each round measures every id once, in the order
-    order(ids, round_number) gives (each result stored in request.db)."""
+def timed_rounds(request: MeasureRequest, ids: list[str], rounds: int, order,
+                 ivp: str | None = None) -> dict:
+    """id -> its ok timings on ivp (None: the scenario's only IVP), one per round: each round
+    measures every id once, in the order order(ids, round_number) gives (each result stored in
+    request.db)."""
     out: dict = {i: [] for i in ids}
     for k in range(rounds):
         plan = plan_measurements(replace(request, variants=list(order(ids, k))))
         for result in measure_plan(plan, request.db)[0]:
-            if result.status == "ok":
+            if result.status == "ok" and ivp in (None, result.ivp):
                 out[result.id].append(float(result.median_s))
     return out
