@@ -150,7 +150,7 @@ def draws(noise: Noise | None, seed: int, key: tuple, size: int, rounds: int = 1
     replayed on the pool (common random numbers); zeros without noise."""
     if noise is None:
         return np.zeros((size, 1 + rounds))
-    generator = _generator(seed, key)
+    generator = seeded_generator(seed, key)
     if noise.model is None:
         return noise.draw(generator, (size, 1 + rounds))
     return noise.models.get(tuple(key), noise.model).draw(generator, size, rounds)
@@ -171,7 +171,8 @@ def pool_draws(noise: Noise | None, seed: int, pool, rounds: int = 1) -> np.ndar
     return drawn
 
 
-def _generator(seed: int, key: tuple) -> np.random.Generator:
+def seeded_generator(seed: int, key: tuple) -> np.random.Generator:
+    """The noise draws of one pool under one seed (the same for every strategy replayed on it)."""
     if len(key) == 5 and key[3] == 1:   # a pool of one rank draws as it did before ranks were keys
         key = (*key[:3], key[4])
     entropy = [seed, int.from_bytes(hashlib.sha256(repr(key).encode()).digest()[:8], "little")]

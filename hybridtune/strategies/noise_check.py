@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from hybridtune.learn.table import CONFIG
-from hybridtune.strategies.noise import MIN_PAIRS, _generator
+from hybridtune.strategies.noise import MIN_PAIRS, seeded_generator
 
 
 def _loss(chooser: np.ndarray, judge: np.ndarray) -> float:
@@ -34,7 +34,7 @@ def pass_choice_loss(pairs: pd.DataFrame, models: dict, seeds: int = 20,
         truth = np.sqrt(one * two)
         losses = []
         for seed in range(seeds):
-            generator = _generator(seed, tuple(key))
+            generator = seeded_generator(seed, tuple(key))
             chooser, judge = (truth * np.exp(model.draw(generator, len(pool))[:, 0])
                               for _ in range(2))
             losses.append(_loss(chooser, judge))
