@@ -165,10 +165,11 @@ def contenders(plan, rows: dict) -> list[str]:
 def retime(executor, plans: list, rows: dict, new: dict, options: MeasureOptions,
            collector: Collector, deadline: float | None, on_phase=None) -> dict:
     """Re-time, interleaved on one node, the close contenders of every configuration that got new
-    measurements, so that differences between nodes never decide."""
-    groups = {index: contenders(plan, rows[index]) for index, plan in enumerate(plans)
-              if new[index]}
-    groups = {index: ids for index, ids in groups.items() if ids}
+    measurements or whose contenders no stored round holds (a run stopped before its race), so
+    that neither differences between nodes nor a lone lucky timing decide."""
+    groups = {index: contenders(plan, rows[index]) for index, plan in enumerate(plans)}
+    groups = {index: ids for index, ids in groups.items()
+              if ids and (new[index] or not set(ids) <= set(plans[index].retimed))}
     if on_phase:
         on_phase("re-timing close contenders", sum(len(ids) for ids in groups.values()))
     retimed: dict = {index: {} for index in range(len(plans))}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 
+import numpy as np
 import pytest
 
 from hybridtune.describe.strategy import parse_strategy
@@ -70,3 +71,72 @@ def test_a_replay_asking_for_what_was_never_measured_raises(live):
         replay.run(pool, parse_strategy("top_k:5"))
     with pytest.raises(replay.Unmeasured):
         replay.run(pool, parse_strategy("random:4:4"))
+
+
+
+NOISY = ["hybrid", "tpe:5:1", "preselect:3"]
+
+
+def noise_draw(pool, spelling) -> np.ndarray:
+    """A fixed noise draw per pool row (log time): the machine's spread, and the second variant
+    the search measures without noise timed 25% fast."""
+    draw = np.random.default_rng(7).normal(0.0, 0.03, len(pool.frame))
+    draw[replayed_under(pool, spelling, np.zeros(len(pool.frame))).order[1]] = -0.25
+    return draw
+
+
+def replayed_under(pool, spelling, draw):
+    errors = np.zeros((len(pool.frame), 2))
+    errors[:, 0] = draw
+    spec = parse_strategy(spelling)
+    if spec.name == "hybrid":
+        return replay.hybrid_together([pool], None, spec.stop, errors=[errors])[0]
+    return replay.run(pool, spec, errors)
+
+
+@pytest.fixture(scope="module")
+def noisy_live(live, predicted_store, tmp_path_factory):
+    """Per spelling: the replay under the fixed draw on the run_all store's pool, and the record
+    of a live tune on a store holding the first timings that replay asked for, each moved by the
+    draw (the live run is told them from the store as it asks)."""
+    with Store.open(live["run_all"][0], "r") as opened:
+        runs, measured = opened.frame("runs"), opened.frame("measurements")
+    rows, _ = rows_of(live["run_all"][0])
+    [pool] = replay.configuration_pools(rows)
+    out = {}
+    for spelling in NOISY:
+        draw = noise_draw(pool, spelling)
+        moved = dict(zip(pool.frame["variant"], np.exp(draw)))
+        again = replayed_under(pool, spelling, draw)
+        asked = set(pool.frame["variant"].iloc[list(again.order)])
+        # A fake, stated: a machine cannot be made to draw given noise on demand, so the draw is
+        # written into stored first timings, which a resumed run takes as it would its own.
+        store = tmp_path_factory.mktemp("noisy_live") / "store.h5"
+        shutil.copy(predicted_store, store)
+        with Store.open(store, "a") as opened:
+            opened.append_many("runs", runs.to_dict("records"))
+            opened.append_many("measurements", [
+                {**row, **{c: row[c] * moved[row["id"]] for c in ("median_s", "ci_low_s",
+                                                                 "ci_high_s")}}
+                for row in measured.to_dict("records")
+                if row["timing"] == "alone" and row["id"] in asked])
+        done = run([str(BIN / "hybridtune"), "tune", TUNE_SCENARIO, "--db", str(store),
+                    "--strategy", spelling, "--budget", "0.05", "--head", "0", "--json"])
+        assert done.returncode == 0, done.stderr
+        [configuration] = json.loads(done.stdout)["configurations"]
+        out[spelling] = pool, draw, again, configuration
+    return out
+
+
+@pytest.mark.parametrize("spelling", NOISY)
+def test_under_a_fixed_noise_draw_the_live_run_measures_and_races_what_the_replay_did(
+        noisy_live, spelling):
+    pool, draw, again, configuration = noisy_live[spelling]
+    # the live search asked for nothing the replay did not (else it had measured it now)
+    assert configuration["measured_now"] == 0
+    assert configuration["measured"] == len(again.order)
+    variants = pool.frame["variant"]
+    assert sorted(variants.iloc[list(again.retimed)]) == sorted(configuration["retimed"])
+    # the draw mattered: without it the same search measures or races other variants
+    calm = replayed_under(pool, spelling, np.zeros_like(draw))
+    assert (calm.order, calm.retimed) != (again.order, again.retimed)
