@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass, field, replace
 
 import numpy as np
+from scipy.linalg import cho_solve, cholesky
 from scipy.special import ndtr
 
 from hybridtune.learn.offline_errors import OfflineErrors, centred, similarity
@@ -45,6 +46,7 @@ class Belief:
     observed: dict
     drawn: dict = field(default_factory=dict, repr=False, compare=False)
     _last: tuple = field(default=(), init=False, repr=False, compare=False)
+    _kept_factor: tuple = field(default=(), init=False, repr=False, compare=False)
 
     @classmethod
     def of(cls, log_predicted: np.ndarray, correction: np.ndarray, cov: np.ndarray) -> Belief:
@@ -60,12 +62,24 @@ class Belief:
     def _conditioned(self, among) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Of these candidates: the posterior mean, their covariance with the observed and its
         product with the observed covariance's inverse (what the observations take away)."""
+        seen, values, _, root = self._factor()
+        k_ao = self.cov[np.ix_(among, seen)]
+        weights = cho_solve((root, True), np.column_stack([values - self.mean[seen], k_ao.T]),
+                            check_finite=False)
+        return self.mean[among] + k_ao @ weights[:, 0], k_ao, weights[:, 1:]
+
+    def _factor(self) -> tuple:
+        """The observed candidates, their log times and noise variances, and the lower Cholesky
+        factor of their covariance plus noise (kept until the observations change)."""
+        state = tuple(self.observed.items())
+        if self._kept_factor and self._kept_factor[0] == state:
+            return self._kept_factor[1]
         seen = np.fromiter(self.observed, int)
         values, noise = np.array(list(self.observed.values())).T
         k_oo = self.cov[np.ix_(seen, seen)] + np.diag(noise)
-        k_ao = self.cov[np.ix_(among, seen)]
-        weights = np.linalg.solve(k_oo, np.column_stack([values - self.mean[seen], k_ao.T]))
-        return self.mean[among] + k_ao @ weights[:, 0], k_ao, weights[:, 1:]
+        found = seen, values, noise, cholesky(k_oo, lower=True, check_finite=False)
+        self._kept_factor = (state, found)
+        return found
 
     def joint(self, among) -> tuple[np.ndarray, np.ndarray]:
         """Mean and covariance of these candidates' log times given the observations."""
@@ -95,10 +109,9 @@ class Belief:
         prior, noise = self._prior_draws()
         if not self.observed:
             return prior[among]
-        seen = np.fromiter(self.observed, int)
-        variance = np.array([n for _, n in self.observed.values()])
-        k_oo = self.cov[np.ix_(seen, seen)] + np.diag(variance)
-        weights = np.linalg.solve(k_oo, prior[seen] + np.sqrt(variance)[:, None] * noise[seen])
+        seen, _, variance, root = self._factor()
+        weights = cho_solve((root, True), prior[seen] + np.sqrt(variance)[:, None] * noise[seen],
+                            check_finite=False)
         return prior[among] - self.cov[np.ix_(among, seen)] @ weights
 
     def _prior_draws(self) -> tuple[np.ndarray, np.ndarray]:

@@ -11,7 +11,9 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 import pandas as pd
+from scipy.linalg import cholesky, solve_triangular
 from scipy.optimize import minimize
+from scipy.spatial.distance import pdist, squareform
 from sklearn.gaussian_process.kernels import Matern
 from sklearn.preprocessing import StandardScaler
 
@@ -54,11 +56,11 @@ def slope_of(log_predicted: np.ndarray, log_measured: np.ndarray) -> float:
     return float(np.polyfit(centred(log_predicted), log_measured - log_measured.mean(), 1)[0])
 
 
-def calibrated(pools: list[pd.DataFrame]) -> OfflineErrors:
+def calibrated(pools: list[pd.DataFrame], near: OfflineErrors | None = None) -> OfflineErrors:
     """Fitted on measured pools (each a frame of one configuration: variant, features,
     predicted_s, median_s, at least 3 rows): each pool's slope; their mean and spread; then the
     shared and own spreads and the length by the pools' summed marginal likelihood of what the
-    slope leaves."""
+    slope leaves, searched from `near` (a fit on most of the same pools) where given."""
     pools = [p for p in pools if len(p) >= 3]
     if len(pools) < 2:
         raise ValueError(f"{len(pools)} measured pool(s) of 3 or more variants; calibrating "
@@ -74,13 +76,15 @@ def calibrated(pools: list[pd.DataFrame]) -> OfflineErrors:
         total = 0.0
         for y, d in zip(left, distances):
             a = np.sqrt(5) * d / length
-            k = shared ** 2 * (1 + a + a * a / 3) * np.exp(-a) + own ** 2 * np.eye(len(y))
-            root = np.linalg.cholesky(k + 1e-10 * np.eye(len(y)))
-            z = np.linalg.solve(root, y)
+            k = shared ** 2 * (1 + a + a * a / 3) * np.exp(-a)
+            k[np.diag_indices_from(k)] += own ** 2 + 1e-10
+            root = cholesky(k, lower=True, check_finite=False)
+            z = solve_triangular(root, y, lower=True, check_finite=False)
             total += 0.5 * z @ z + np.log(np.diag(root)).sum()
         return total
 
-    found = minimize(minus_log_likelihood, np.log([0.4, 20.0, 0.05]), method="Nelder-Mead",
+    start = [0.4, 20.0, 0.05] if near is None else [near.shared, near.length, near.own]
+    found = minimize(minus_log_likelihood, np.log(start), method="Nelder-Mead",
                      options={"maxiter": 400, "xatol": 1e-3, "fatol": 1e-3})
     shared, length, own = (float(v) for v in np.exp(found.x))
     return OfflineErrors(float(np.mean(slopes)), float(np.std(slopes, ddof=1)), shared, length,
@@ -88,5 +92,4 @@ def calibrated(pools: list[pd.DataFrame]) -> OfflineErrors:
 
 
 def _distances(pool: pd.DataFrame) -> np.ndarray:
-    X = standardised(pool["variant"].tolist(), pool["features"].tolist())
-    return np.sqrt(np.clip(((X[:, None, :] - X[None, :, :]) ** 2).sum(axis=2), 0, None))
+    return squareform(pdist(standardised(pool["variant"].tolist(), pool["features"].tolist())))

@@ -16,6 +16,8 @@ import numpy as np
 from hybridtune.learn.belief import BETTER_BY, Belief
 from hybridtune.strategies.protocol import Search
 
+NEGLIGIBLE = 1e-3       # the most the stop's chance may be off by leaving unlikely variants out
+
 
 @dataclass(frozen=True)
 class Decision:
@@ -104,8 +106,14 @@ class HybridSearch(Search):
         free = np.ones(self.size, bool)
         free[[i - self.start for i in self.belief.observed if 0 <= i - self.start < self.size]] = False
         free[list(self.busy | self.excluded)] = False
-        return Decision(self.belief.chance_any(best, self.among, free), float(chances.sum()),
-                        best - self.start, self.measured)
+        # the joint draws leave out the least likely free variants while their chances sum to at
+        # most NEGLIGIBLE: the chance that any is better moves by no more than that
+        by_chance = np.argsort(np.where(free, chances, 0.0), kind="stable")
+        left_out = by_chance[np.cumsum(np.where(free, chances, 0.0)[by_chance]) <= NEGLIGIBLE]
+        free[left_out] = False
+        kept = np.union1d(np.flatnonzero(free), [best - self.start])
+        return Decision(self.belief.chance_any(best, self.among[kept], free[kept]),
+                        float(chances.sum()), best - self.start, self.measured)
 
     def _end(self, why: str) -> None:
         if not self.busy:

@@ -126,6 +126,7 @@ def _numbers(pool: replay.StoredPool, replays: list) -> dict:
     their mean over its replays (one per noise seed) and, in `seeds`, each replay's."""
     times = pool.times
     t_best = times.min()
+    expected = metrics.random_curve(times)
     values = []
     for r in replays:
         measured = times[list(r.order)]
@@ -135,7 +136,7 @@ def _numbers(pool: replay.StoredPool, replays: list) -> dict:
             "loss": max(times[r.chosen] / t_best - 1, 0.0),
             "overhead": metrics.overhead(measured, t_best),
             "gain": metrics.gain_over_run_all(measured, times[r.chosen], times),
-            "score": metrics.methodology_score(measured, times),
+            "score": metrics.methodology_score(measured, times, expected),
             "curve": metrics.best_found(measured, min(CURVE, len(times))) / t_best,
             "first_within": bool(times[r.order[0]] <= t_best * (1 + FIRST_WITHIN))})
     out = {key: float(np.mean([v[key] for v in values])) for key in values[0] if key != "curve"}
@@ -189,6 +190,7 @@ class ReplaySetting:
     stop: float
     max_rows: int
     bare: bool                       # hybrid without a model too: two whole pools per other IVP
+    offline_all: object = None       # the offline errors calibrated on every whole pool
 
 
 @dataclass(frozen=True)
@@ -229,7 +231,7 @@ def _evaluated(rows: Rows, stop: float, max_rows: int, with_tpe: bool, noise: No
     if len(ivps) < 2:
         raise RequestError(f"the store's measurements cover {len(ivps)} IVP(s); leaving one out "
                            "needs at least two")
-    setting = _setting(rows, noise, seeds, stop, max_rows, ivps)
+    setting = replay_setting(rows, noise, seeds, stop, max_rows, ivps)
     folds, notes = {}, []
     for ivp in ivps:
         found = _left_out(setting, ivp)
@@ -253,7 +255,7 @@ def _evaluated(rows: Rows, stop: float, max_rows: int, with_tpe: bool, noise: No
     return _assembled(setting, folds, replayed, per_config, notes, described)
 
 
-def _setting(rows: Rows, noise: Noise | None, seeds: int, stop: float, max_rows: int,
+def replay_setting(rows: Rows, noise: Noise | None, seeds: int, stop: float, max_rows: int,
              ivps: list) -> ReplaySetting:
     pools = whole_pools(rows)
     seeds = max(1, seeds) if noise is not None else 1
@@ -261,7 +263,8 @@ def _setting(rows: Rows, noise: Noise | None, seeds: int, stop: float, max_rows:
               for p in pools}
     # without a model, hybrid's prior is calibrated on the other IVPs' whole pools (needs two)
     bare = all(sum(p.key[1] != ivp for p in pools) >= 2 for ivp in ivps)
-    return ReplaySetting(rows, rows.measured, pools, errors, seeds, stop, max_rows, bare)
+    return ReplaySetting(rows, rows.measured, pools, errors, seeds, stop, max_rows, bare,
+                         calibrated([p.frame for p in pools]) if len(pools) >= 2 else None)
 
 
 def left_out(rows: Rows, ivp: str) -> tuple[Rows, pd.DataFrame]:
@@ -288,8 +291,8 @@ def _left_out(setting: ReplaySetting, ivp: str) -> LeftOut | str:
                        test[[*CONFIG, "variant", "median_s"]].to_dict("records"))]
     best_variant = _best_trained(setting, train, ivp)
     mine = sorted((p for p in setting.pools if p.key[1] == ivp), key=lambda p: p.key)
-    calibration_here = calibrated([p.frame for p in setting.pools if p.key[1] != ivp]) \
-        if setting.bare else None
+    calibration_here = calibrated([p.frame for p in setting.pools if p.key[1] != ivp],
+                                  setting.offline_all) if setting.bare else None
     hybrids = _hybrid_replays(setting, mine, gp, calibration_here)
     return LeftOut(accuracy, predictions,
                    [_pool_replay(setting, pool, hybrids[pool.key], best_variant) for pool in mine],
@@ -399,8 +402,7 @@ def _assembled(setting: ReplaySetting, folds: dict, replayed: list, per_config: 
     configurations = [{**c, **{name: {key: value for key, value in c[name].items()
                                       if key not in ("curve", "seeds")} for name in names}}
                       for c in per_config]
-    pools = setting.pools
-    offline = {"all": calibrated([p.frame for p in pools]).as_dict()} if len(pools) >= 2 else {}
+    offline = {"all": setting.offline_all.as_dict()} if setting.offline_all is not None else {}
     offline.update({ivp: fold.offline for ivp, fold in folds.items() if fold.offline is not None})
     return Evaluation(
         strategies, {ivp: fold.accuracy for ivp, fold in folds.items()}, configurations, shares,

@@ -48,24 +48,27 @@ def random_search_expectation(pool_times, draws: int) -> np.ndarray:
     """R(x), x = 1..draws: the expected best of x draws without replacement from the pool."""
     ordered = np.sort(np.asarray(pool_times, float))
     size = len(ordered)
-    out = np.empty(draws)
-    ranks = np.arange(1, size + 1)
-    for x in range(1, draws + 1):
-        # P(the best of x draws is the i-th fastest) = C(N - i, x - 1) / C(N, x)
-        possible = size - ranks >= x - 1
-        log_p = np.full(size, -np.inf)
-        r = ranks[possible]
-        log_p[possible] = (gammaln(size - r + 1) - gammaln(x) - gammaln(size - r - x + 2)
-                           - (gammaln(size + 1) - gammaln(x + 1) - gammaln(size - x + 1)))
-        out[x - 1] = float(np.sum(np.exp(log_p) * ordered))
-    return out
+    x = np.arange(1, draws + 1)[:, None]
+    r = np.arange(1, size + 1)[None, :]
+    # P(the best of x draws is the r-th fastest) = C(N - r, x - 1) / C(N, x)
+    possible = size - r >= x - 1
+    with np.errstate(invalid="ignore", divide="ignore"):
+        log_p = (gammaln(size - r + 1) - gammaln(x) - gammaln(np.maximum(size - r - x + 2, 1))
+                 - (gammaln(size + 1) - gammaln(x + 1) - gammaln(size - x + 1)))
+    return np.where(possible, np.exp(np.where(possible, log_p, 0.0)), 0.0) @ ordered
+
+
+def random_curve(pool_times) -> np.ndarray:
+    """R(x) for x = 1..B (B the horizon: the least x at which random search is expected within
+    WITHIN of the optimum): what methodology_score compares a search with, once per pool."""
+    expected = random_search_expectation(pool_times, len(pool_times))
+    draws = int(np.argmax(expected <= min(pool_times) * (1 + WITHIN))) + 1
+    return expected[:draws]
 
 
 def horizon(pool_times) -> int:
     """B: the least x at which random search is expected within WITHIN of the optimum."""
-    t_best = min(pool_times)
-    expected = random_search_expectation(pool_times, len(pool_times))
-    return int(np.argmax(expected <= t_best * (1 + WITHIN))) + 1
+    return len(random_curve(pool_times))
 
 
 def best_found(order_times, draws: int) -> np.ndarray:
@@ -76,12 +79,12 @@ def best_found(order_times, draws: int) -> np.ndarray:
     return np.concatenate([found, np.full(draws - len(found), found[-1])])
 
 
-def methodology_score(order_times, pool_times) -> float:
-    """Mean over x = 1..B of (R(x) - S(x)) / (R(x) - t_best), where R(x) > t_best."""
-    draws = horizon(pool_times)
+def methodology_score(order_times, pool_times, expected: np.ndarray | None = None) -> float:
+    """Mean over x = 1..B of (R(x) - S(x)) / (R(x) - t_best), where R(x) > t_best; expected:
+    random_curve(pool_times) where already made."""
+    expected = random_curve(pool_times) if expected is None else expected
     t_best = min(pool_times)
-    expected = random_search_expectation(pool_times, draws)
-    found = best_found(order_times, draws)
+    found = best_found(order_times, len(expected))
     useful = expected > t_best * (1 + 1e-12)
     if not useful.any():
         return 0.0
