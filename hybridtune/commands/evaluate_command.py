@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
-from hybridtune.commands.evaluation_text import (evaluation_lines, feature_set_lines,
+from hybridtune.commands.evaluation_text import (constants_lines, evaluation_lines,
+                                                 feature_set_lines,
                                                  host_transfer_lines, pass_agreement_lines,
                                                  regime_lines, share_lines)
 from hybridtune.commands.exit_codes import EXIT_OK
@@ -35,6 +36,9 @@ def add_arguments(evaluate) -> None:
     evaluate.add_argument("--feature-sets", action="store_true", help="also: the IVP (and, with "
                           "--other-host, the machine) characteristics offered to the model, judged "
                           "by leaving one IVP (one host) out")
+    evaluate.add_argument("--constants", action="store_true", help="also (with --other-host): "
+                          "hybrid's trained scale and stop chosen on each ground truth and scored "
+                          "on the other")
     evaluate.add_argument("--no-strategies", action="store_true", help="skip the replay of the "
                           "strategies on --db (with --other-host or --feature-sets)")
     evaluate.add_argument("--json", action="store_true")
@@ -55,7 +59,8 @@ def _shares(text: str | None) -> tuple:
 
 def run(args) -> int:
     request = EvaluationRequest(args.db, args.stop, args.tpe, args.noise_seeds, (),
-                                args.other_host, args.feature_sets, not args.no_strategies)
+                                args.other_host, args.feature_sets, not args.no_strategies,
+                                args.constants)
     check_evaluation(request)
     evaluation = run_evaluation(replace(request, sample_shares=_shares(args.sample_shares)))
     out = evaluation.document
@@ -68,5 +73,6 @@ def run(args) -> int:
     lines += pass_agreement_lines(out["pass_agreement"])
     lines += feature_set_lines(out.get("feature_sets", {}))
     lines += host_transfer_lines(out.get("hosts"))
+    lines += constants_lines(out.get("constants"))
     print("\n".join(lines))
     return EXIT_OK

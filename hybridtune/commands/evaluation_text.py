@@ -194,3 +194,22 @@ def host_transfer_lines(found: dict | None) -> list[str]:
                          f"{entry['loss']['own']:<8.2%} {acc['transferred']['kendall_tau']:6.2f} / "
                          f"{acc['own']['kendall_tau']:.2f}")
     return lines
+
+
+def constants_lines(found: dict | None) -> list[str]:
+    """Hybrid's trained scale and stop chosen on one ground truth, scored on the other."""
+    if not found:
+        return []
+    lines = ["", "Constants chosen on one ground truth, scored on the other (hybrid with a model "
+                 "trained with the IVP left out; Brier skill of its stop chances, loss in %)",
+             "  direction            chosen (scale, E)  Brier skill  loss mean  loss p90  "
+             "measured  ceiling"]
+    for name, entry in found["directions"].items():
+        for label, scores in (("out of sample", entry["out_of_sample"]),
+                              ("in sample", entry["in_sample"]), ("shipped", entry["shipped"])):
+            lines.append(f"  {name if label == 'out of sample' else '':<20} "
+                         f"{label:<14}{scores['scale']:.2f}, {scores['stop']:<5g}"
+                         f"{scores['brier_skill']:9.3f} {scores['loss_pct_mean']:10.2f} "
+                         f"{scores['loss_pct_p90']:9.2f} {scores['measured_mean']:9.1f} "
+                         f"{entry['ceiling_loss_pct']:8.2f}")
+    return lines

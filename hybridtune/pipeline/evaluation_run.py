@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from hybridtune.errors import RequestError
 from hybridtune.learn.table import hardware_name, joined_rows, machine_files
 from hybridtune.pipeline.store_frames import machine_file_names, read_frames
+from hybridtune.strategies import constants_check
 from hybridtune.strategies import host_transfer as hosts
 from hybridtune.strategies.host_transfer import Host
 from hybridtune.strategies.leave_one_out import evaluate, regime_errors
@@ -27,6 +28,7 @@ class EvaluationRequest:
     other_host: str | None = None
     feature_sets: bool = False
     strategies: bool = True
+    constants: bool = False
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,9 @@ def check_evaluation(request: EvaluationRequest) -> None:
     if not request.strategies and not (request.other_host or request.feature_sets):
         raise RequestError("--no-strategies: expected --other-host or --feature-sets beside it "
                            "(else there is nothing to evaluate)")
+    if request.constants and not request.other_host:
+        raise RequestError("--constants: expected --other-host STORE beside it (constants are "
+                           "chosen on one ground truth and scored on the other)")
 
 
 def read_host(path: str, noise_seeds: int) -> dict:
@@ -95,6 +100,13 @@ def _hosts(request: EvaluationRequest, host: dict, other: dict | None) -> dict:
         if other is not None:
             out["feature_sets"]["leave_one_host_out"] = hosts.host_feature_comparison(
                 host["host"], other["host"], ((), ("machine",), ("ivp",), ("ivp", "machine")))
+    if other is not None and request.constants:
+        grids = {entry["host"].name: constants_check.store_grid(
+                     entry["host"].rows, entry["noise"], max(1, request.noise_seeds))
+                 for entry in (host, other)}
+        out["constants"] = {"grids": {name: {**grid, "grid": [asdict(s) for s in grid["grid"]]}
+                                      for name, grid in grids.items()},
+                            "directions": constants_check.out_of_sample(grids)}
     if other is not None:
         out["hosts"] = hosts.host_transfer(host["host"], other["host"], host["noise"],
                                            other["noise"], max(1, request.noise_seeds),

@@ -45,7 +45,8 @@ def test_a_method_file_is_written_whole_and_a_family_checked(tmp_path):
 @pytest.mark.parametrize("request_, message", [
     (EvaluationRequest("db", 0.0), "--stop 0: expected"),
     (EvaluationRequest("db", 0.5, noise_seeds=-1), "--noise-seeds -1: expected"),
-    (EvaluationRequest("db", 0.5, strategies=False), "--no-strategies: expected")])
+    (EvaluationRequest("db", 0.5, strategies=False), "--no-strategies: expected"),
+    (EvaluationRequest("db", 0.5, constants=True), "--constants: expected --other-host")])
 def test_evaluate_refuses_what_would_evaluate_nothing(request_, message):
     with pytest.raises(RequestError, match=message):
         check_evaluation(request_)

@@ -1,0 +1,140 @@
+"""Hybrid's trained scale and stop chosen on one ground truth and scored on the other, both ways.
+
+Each store's models are fitted with one IVP left out; hybrid is replayed on the left-out IVP's
+whole pools under the store's own noise for every scale and stop of the grid. A store chooses the
+scale of best Brier skill (at the default stop), then the largest stop whose mean loss stays within
+CEILING_SLACK of the ceiling (RunAll with raced contenders) and whose 90th percentile within
+P90_BOUND; its choice is then scored on the other store.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, replace
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from hybridtune.describe.strategy import HYBRID_STOP, Strategy
+from hybridtune.learn.belief import TRAINED_SCALE
+from hybridtune.learn.table import Rows
+from hybridtune.learn.train import MIN_ROWS, fit
+from hybridtune.strategies import calibration, replay
+from hybridtune.strategies.leave_one_out import CEILING_ROUNDS, left_out, replay_setting
+from hybridtune.strategies.noise import Noise
+
+SCALES = (0.4, 0.6, 0.8, 1.0)
+STOPS = (0.25, 0.5, 1.0)
+CEILING_SLACK = 0.5      # points of mean loss a stop may give away against the ceiling
+P90_BOUND = 3.0          # the 90th percentile of loss (%) a stop must keep
+
+
+@dataclass(frozen=True)
+class Scores:
+    """Hybrid at one scale and stop on one store: its stop chances' Brier skill, its loss (%)
+    over every configuration and noise seed, and what it measured per configuration."""
+    scale: float
+    stop: float
+    brier_skill: float
+    loss_pct_mean: float
+    loss_pct_p90: float
+    measured_mean: float
+    decisions: int
+
+
+@dataclass(frozen=True)
+class Fold:
+    """One left-out IVP: its model and, per method, its whole pools and hybrid's prior there."""
+    fitted: object
+    groups: tuple            # (pools, (belief, note)) per method
+
+
+def folds(rows: Rows, noise: Noise | None, seeds: int):
+    """The replay setting (pools and their noise draws) and every left-out IVP's fold."""
+    ivps = sorted(set(rows.measured["ivp"]))
+    setting = replay_setting(rows, noise, seeds, HYBRID_STOP, 2000, ivps)
+    found = []
+    for ivp in ivps:
+        train, _ = left_out(rows, ivp)
+        mine = sorted((p for p in setting.pools if p.key[1] == ivp), key=lambda p: p.key)
+        if len(train.measured) < MIN_ROWS or not mine:
+            continue
+        fitted = fit(train, "gp", setting.max_rows, left_out=ivp)
+        groups = []
+        for method in dict.fromkeys(p.key[0] for p in mine):
+            group = [p for p in mine if p.key[0] == method]
+            groups.append((group, replay.hybrid_prior(group, fitted)))
+        found.append(Fold(fitted, tuple(groups)))
+    return setting, found
+
+
+def scored(setting, found: list, scale: float, stop: float) -> Scores:
+    """Hybrid replayed on every fold with the trained covariance scaled by `scale` (in place of
+    TRAINED_SCALE) and stopping below `stop`, under each noise seed."""
+    pairs, losses, measured = [], [], []
+    for fold in found:
+        for group, (belief, note) in fold.groups:
+            prior = (replace(belief, cov=belief.cov * (scale / TRAINED_SCALE) ** 2, drawn={}),
+                     note)
+            for seed in range(setting.seeds):
+                drawn = [setting.errors[p.key][seed] for p in group]
+                for pool, result in zip(group, replay.hybrid_together(
+                        group, fold.fitted, stop, errors=drawn, prior=prior)):
+                    times = pool.times
+                    pairs += calibration.outcomes(times, result.order, result.decisions)
+                    losses.append(max(times[result.chosen] / times.min() - 1, 0.0))
+                    measured.append(len(result.order))
+    skill = calibration.reliability(pairs).get("brier_skill", float("nan"))
+    return Scores(scale, stop, float(skill), float(100 * np.mean(losses)),
+                  float(100 * np.percentile(losses, 90)), float(np.mean(measured)), len(pairs))
+
+
+def ceiling_loss(setting, found: list) -> float:
+    """The mean loss (%) of RunAll with its contenders raced in CEILING_ROUNDS rounds over the
+    folds' pools and noise seeds."""
+    losses = [max(pool.times[r.chosen] / pool.times.min() - 1, 0.0)
+              for fold in found for group, _ in fold.groups for pool in group
+              for r in (replay.run(pool, Strategy("run_all"), setting.errors[pool.key][seed],
+                                   CEILING_ROUNDS) for seed in range(setting.seeds))]
+    return float(100 * np.mean(losses))
+
+
+def chosen(grid: list[Scores], ceiling: float) -> tuple[float, float]:
+    """(scale, stop) a store chooses: the scale of best Brier skill at the default stop, then at
+    that scale the largest stop within CEILING_SLACK of the ceiling and P90_BOUND, else the stop
+    of least mean loss."""
+    at_default = [s for s in grid if s.stop == HYBRID_STOP]
+    scale = max(at_default, key=lambda s: s.brier_skill).scale
+    mine = [s for s in grid if s.scale == scale]
+    good = [s for s in mine if s.loss_pct_mean <= ceiling + CEILING_SLACK
+            and s.loss_pct_p90 <= P90_BOUND]
+    stop = max(good, key=lambda s: s.stop).stop if good else \
+        min(mine, key=lambda s: s.loss_pct_mean).stop
+    return scale, stop
+
+
+def store_grid(rows: Rows, noise: Noise | None, seeds: int, scales=SCALES,
+               stops=STOPS) -> dict:
+    """One store's grid of Scores, its ceiling and its own choice."""
+    with threadpool_limits(1, user_api="blas"):
+        setting, found = folds(rows, noise, seeds)
+        grid = [scored(setting, found, scale, stop) for scale in scales for stop in stops]
+        ceiling = ceiling_loss(setting, found)
+    return {"grid": grid, "ceiling_loss_pct": ceiling, "chosen": chosen(grid, ceiling),
+            "folds": len(found), "seeds": setting.seeds}
+
+
+def out_of_sample(grids: dict) -> dict:
+    """Per direction "A -> B": the (scale, stop) chosen on A, scored on B, beside B's own choice
+    scored on B (in sample) and the shipped constants scored on B."""
+    def at(grid, point):
+        return next(asdict(s) for s in grid["grid"] if (s.scale, s.stop) == tuple(point))
+
+    out = {}
+    for a, b in ((a, b) for a in grids for b in grids if a != b):
+        out[f"{a} -> {b}"] = {"chosen_on": a, "scored_on": b,
+                              "chosen": list(grids[a]["chosen"]),
+                              "out_of_sample": at(grids[b], grids[a]["chosen"]),
+                              "in_sample": at(grids[b], grids[b]["chosen"]),
+                              "shipped": at(grids[b], (TRAINED_SCALE, HYBRID_STOP)),
+                              "ceiling_loss_pct": grids[b]["ceiling_loss_pct"]}
+    return out

@@ -1,0 +1,83 @@
+"""Hybrid's scale and stop: each store's grid replays what evaluate replays, a store chooses by the stated rule, and each direction scores one store's choice on the other."""
+
+from __future__ import annotations
+
+import pytest
+
+from hybridtune.commands.evaluation_text import constants_lines
+from hybridtune.describe.strategy import HYBRID_STOP
+from hybridtune.learn.belief import TRAINED_SCALE
+from hybridtune.learn.table import Rows
+from hybridtune.strategies import constants_check
+from hybridtune.strategies.constants_check import Scores
+from hybridtune.strategies.leave_one_out import evaluate
+
+pytestmark = pytest.mark.slow
+IVPS = ("Cusp", "InverterChain", "Wave1D")
+
+
+def three(rows: Rows) -> Rows:
+    return Rows(rows.frame[rows.frame["ivp"].isin(IVPS)].reset_index(drop=True),
+                rows.feature_schema, rows.machine_sha256)
+
+
+@pytest.fixture(scope="module")
+def grid(fixture_rows):
+    return constants_check.store_grid(three(fixture_rows), None, 1, scales=(TRAINED_SCALE, 1.0),
+                                      stops=(HYBRID_STOP, 1.0))
+
+
+def test_the_shipped_point_of_the_grid_is_what_evaluate_replays(grid, fixture_rows):
+    shipped = next(s for s in grid["grid"] if (s.scale, s.stop) == (TRAINED_SCALE, HYBRID_STOP))
+    evaluated = evaluate(three(fixture_rows))
+    hybrid = evaluated.strategies["hybrid"]
+    assert shipped.measured_mean == pytest.approx(hybrid["measured_mean"])
+    assert shipped.loss_pct_mean == pytest.approx(hybrid["loss_pct_mean"])
+    assert shipped.decisions == evaluated.reliability["decisions"]
+    assert shipped.brier_skill == pytest.approx(evaluated.reliability["brier_skill"])
+    assert grid["folds"] == len(IVPS) and grid["seeds"] == 1
+    assert grid["ceiling_loss_pct"] == pytest.approx(
+        evaluated.strategies["RunAll+3 rounds"]["loss_pct_mean"])
+
+
+def test_a_wider_scale_changes_the_stop_chances(grid):
+    by_point = {(s.scale, s.stop): s for s in grid["grid"]}
+    assert len(by_point) == 4
+    assert by_point[(TRAINED_SCALE, HYBRID_STOP)].brier_skill != \
+        by_point[(1.0, HYBRID_STOP)].brier_skill
+    for scores in grid["grid"]:
+        assert 1 <= scores.measured_mean <= 32 and scores.loss_pct_mean >= 0
+
+
+def scores(scale, stop, skill, loss, p90=1.0):
+    return Scores(scale, stop, skill, loss, p90, 10.0, 100)
+
+
+def test_a_store_chooses_the_best_skill_then_the_largest_stop_near_the_ceiling():
+    grid = [scores(0.6, 0.5, 0.10, 1.0), scores(0.6, 1.0, 0.10, 1.2),
+            scores(1.0, 0.5, 0.20, 1.1), scores(1.0, 1.0, 0.20, 1.4),
+            scores(1.0, 2.0, 0.20, 1.5, p90=3.5)]
+    # ceiling 0.8: within 0.5 points are losses up to 1.3; stop 2.0 breaks the 90th percentile
+    assert constants_check.chosen(grid, 0.8) == (1.0, 0.5)
+    assert constants_check.chosen(grid, 1.0) == (1.0, 1.0)
+    # nothing near the ceiling: the stop of least loss at the chosen scale
+    assert constants_check.chosen(grid, 0.1) == (1.0, 0.5)
+
+
+def test_each_direction_scores_one_stores_choice_on_the_other():
+    a = {"grid": [scores(0.6, 0.5, 0.1, 1.0), scores(1.0, 0.5, 0.3, 1.1)],
+         "chosen": (1.0, 0.5), "ceiling_loss_pct": 0.9}
+    b = {"grid": [scores(0.6, 0.5, 0.2, 0.7), scores(1.0, 0.5, -0.1, 2.0)],
+         "chosen": (0.6, 0.5), "ceiling_loss_pct": 0.4}
+    found = constants_check.out_of_sample({"A": a, "B": b})
+    assert set(found) == {"A -> B", "B -> A"}
+    forth = found["A -> B"]
+    assert forth["chosen"] == [1.0, 0.5]
+    assert forth["out_of_sample"]["brier_skill"] == -0.1
+    assert forth["in_sample"]["brier_skill"] == 0.2
+    assert forth["shipped"]["scale"] == TRAINED_SCALE and forth["ceiling_loss_pct"] == 0.4
+    assert found["B -> A"]["out_of_sample"]["loss_pct_mean"] == 1.0
+    lines = constants_lines({"directions": found})
+    forth_line = next(line for line in lines if line.strip().startswith("A -> B"))
+    assert "out of sample 1.00, 0.5" in forth_line and "-0.100" in forth_line
+    assert forth_line.split()[-1] == "0.40"      # B's ceiling
