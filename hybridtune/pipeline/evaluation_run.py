@@ -11,7 +11,7 @@ from hybridtune.strategies import constants_check
 from hybridtune.strategies import host_transfer as hosts
 from hybridtune.strategies.host_transfer import Host
 from hybridtune.strategies.leave_one_out import evaluate, regime_errors
-from hybridtune.strategies.noise import measured, pass_agreement
+from hybridtune.strategies.noise import TooFewPairs, measured, pass_agreement
 from hybridtune.strategies.teaching import share_value
 
 SHARE_SEEDS = 3         # noise draws of the sample-share replays (each share trains its own models)
@@ -59,8 +59,12 @@ def read_host(path: str, noise_seeds: int) -> dict:
     """A ground-truth store read for evaluate: its frames, rows named by their hardware, noise."""
     frames = read_frames(path, ("variant_predictions", "measurements", "runs"))
     rows = joined_rows(frames["variant_predictions"], frames["measurements"], runs=frames["runs"])
+    try:
+        noise = measured(frames["measurements"]) if noise_seeds else None
+    except TooFewPairs as error:
+        raise TooFewPairs(f"{path}: {error}") from None
     return {"frames": frames, "host": Host(hardware_name(frames["measurements"]) or path, rows),
-            "noise": measured(frames["measurements"]) if noise_seeds else None}
+            "noise": noise}
 
 
 def offline_by_machine(frames: dict) -> dict:

@@ -2,30 +2,36 @@
 
 A pool whose variants were each timed in two passes is replayed from them (a first timing is one
 pass); others draw from the noise model fitted to the store's pairs of passes (strategies/
-noise_model); a store with too few pairs borrows the shipped ground truth's spread, and says so.
+noise_model); a store of one pass draws from the shipped ground truth's model, and says so.
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
-from scipy.stats import kendalltau, t as student_t
+from scipy.stats import kendalltau
 
 from hybridtune.learn.table import CONFIG, KEY, ok_measurements
-from hybridtune.learn.timing import RETIMED, TIMING_SPREAD
-from hybridtune.strategies.noise_model import NEAR_LEAST, NoiseModel, contender_pairs, fit_noise
+from hybridtune.errors import RequestError
+from hybridtune.learn.timing import RETIMED
+from hybridtune.strategies.noise_model import (NEAR_LEAST, RETIMINGS_MIN, NoiseModel,
+                                               contender_pairs, fit_noise)
 
 MIN_PAIRS = 30              # pairs of passes a store needs for its own noise
-# Borrowed where a store has fewer pairs: the shipped ground truth's (data/groundtruth) robust
-# standard deviation of one timing's log error and its tail (Student-t degrees of freedom for its
-# kurtosis; the values' source: docs/benchmarks.md#constants-set-from-measurements).
-BORROWED_SPREAD = TIMING_SPREAD
-BORROWED_DOF = 5
-QUANTILES = 2001            # points of the borrowed distribution drawn from
+# Drawn where a store holds one pass: the model fitted to the shipped ground truth's contenders'
+# pairs of passes (data/groundtruth, Intel Xeon; the values' source:
+# docs/benchmarks.md#constants-set-from-measurements)
+SHIPPED_NOISE = NoiseModel(spread=0.0173, drift=0.458, tail_rate=0.0096, tails=(0.083,),
+                           retime_spread=0.0150, pairs=52)
+SHIPPED_SAMPLE = 4000       # first timings drawn from it for its summary (spread)
+
+
+class TooFewPairs(RequestError):
+    """A store with some pairs of passes, too few to fit its own noise."""
 
 
 @dataclass(frozen=True)
@@ -48,13 +54,19 @@ class Noise:
         return generator.choice(self.errors, size=shape)
 
 
-def borrowed() -> Noise:
-    """The shipped ground truth's noise as a Student-t of its spread and tail."""
-    levels = (np.arange(QUANTILES) + 0.5) / QUANTILES
-    unit = student_t.ppf(levels, BORROWED_DOF)
-    scale = BORROWED_SPREAD / (1.4826 * np.median(np.abs(unit)))
-    return Noise(unit * scale, f"borrowed: the shipped ground truth's spread of {BORROWED_SPREAD:.3f} "
-                               f"in log time (Student-t, {BORROWED_DOF} degrees of freedom)")
+def shipped(retimings: pd.Series | None = None) -> Noise:
+    """The shipped ground truth's noise model (its re-timing spread the store's own where it
+    holds RETIMINGS_MIN re-timings)."""
+    model = SHIPPED_NOISE
+    if retimings is not None and len(retimings) >= RETIMINGS_MIN:
+        errors = retimings.to_numpy(float)
+        model = replace(model, retime_spread=1.4826 * float(
+            np.median(np.abs(errors - np.median(errors)))))
+    sample = model.draw(np.random.default_rng(0), SHIPPED_SAMPLE)[:, 0]
+    return Noise(sample, "the store holds one pass: drawn from the shipped ground truth's noise "
+                         f"model (spread {model.spread:.3f}, drift {model.drift:.2f}, slow tails "
+                         f"{100 * model.tail_rate:.1f}%, re-timing spread "
+                         f"{model.retime_spread:.3f})", 0, model)
 
 
 def pass_ratios(measurements: pd.DataFrame, hardware_id: str | None = None) -> pd.DataFrame:
@@ -117,18 +129,21 @@ def tau_ceiling(between_passes: float) -> float:
 
 
 def measured(measurements: pd.DataFrame, hardware_id: str | None = None) -> Noise:
-    """The store's own noise where it holds MIN_PAIRS pairs of passes, else borrowed(): each
-    pair's log ratio less its configuration's shift, over sqrt(2) (two timings' errors in it),
-    with both signs."""
+    """The store's own noise where it holds MIN_PAIRS pairs of passes (each pair's log ratio less
+    its configuration's shift, over sqrt(2), with both signs, and the model fitted to them); the
+    shipped model where it holds one pass; refused (TooFewPairs) in between."""
     pairs = pass_ratios(measurements, hardware_id)
+    retimed = retime_errors(measurements, hardware_id)
+    if pairs.empty:
+        return shipped(retimed)
     if len(pairs) < MIN_PAIRS:
-        noise = borrowed()
-        return Noise(noise.errors, f"{noise.source}; the store holds {len(pairs)} pairs of "
-                                   f"passes (its own noise needs {MIN_PAIRS})")
+        raise TooFewPairs(f"the store holds {len(pairs)} pairs of passes (variants timed in two "
+                          f"runs); fitting its noise needs {MIN_PAIRS}: measure more of them "
+                          "twice, or evaluate a store of one pass (then the shipped ground "
+                          "truth's noise model is drawn)")
     errors = (pairs["ratio"] - pairs["shift"]).to_numpy(float) / math.sqrt(2)
     configurations = pairs[list(CONFIG)].drop_duplicates()
     near = contender_pairs(pairs)
-    retimed = retime_errors(measurements, hardware_id)
     model = fit_noise(near, retimed)
     models = {tuple(key): fit_noise(group, retimed) for key, group in near.groupby(list(CONFIG))
               if len(group) >= NEAR_LEAST}

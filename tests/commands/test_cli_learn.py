@@ -117,8 +117,9 @@ def test_evaluate_json_scores_every_strategy(capsys, copy):
     code, text, err = run(capsys, "evaluate", "--db", str(copy), "--noise-seeds", "3")
     assert code == 0, err
     assert text.startswith("strategies on 8 whole-pool configurations")
-    # the fixture holds one pass: its noise is borrowed, and the output says so
-    assert "noise: borrowed: the shipped ground truth's spread of 0.031" in text
+    # the fixture holds one pass: its noise is the shipped model's, and the output says so
+    assert "noise: the store holds one pass: drawn from the shipped ground truth's noise model" \
+        in text
     assert "hybrid: its chance of the event (an unmeasured variant more than 3% faster" in text
     assert "hybrid (no model), its prior calibrated on the other IVPs: its chance" in text
     assert "the offline model's errors within" in text

@@ -57,8 +57,8 @@ def test_report_of_the_fixture(store, tmp_path, capsys):
     for name in STRATEGIES:
         assert f"<td>{name}</td>" in text
     assert re.search(r"<td>top_k:\d+</td>", text) and re.search(r"<td>random:\d+</td>", text)
-    # replayed under the borrowed noise (the fixture holds one pass), with hybrid's reliability
-    assert "borrowed: the shipped ground truth&#x27;s spread" in text and "over 5 seeds" in text
+    # replayed under the shipped noise model (the fixture holds one pass), with hybrid's reliability
+    assert "the store holds one pass: drawn from the shipped ground truth&#x27;s noise model" in text and "over 5 seeds" in text
     assert "<h2>Hybrid's chances</h2>" in text
     for ivp in ("Cusp", "InverterChain", "Medakzo", "Wave1D"):
         assert f"<tr><td>{ivp}</td>" in text                      # the accuracy table

@@ -14,7 +14,6 @@ from hybridtune.strategies import noise, transfer
 from hybridtune.strategies.leave_one_out import _with_other_sizes, evaluate, left_out, whole_pools
 from hybridtune.learn.level import Levels, levels_of
 from hybridtune.learn.table import Rows
-from hybridtune.learn.timing import TIMING_SPREAD
 from hybridtune.learn.train import configuration_keys, fit, pool_targets
 
 IVPS = ("Cusp", "InverterChain", "Medakzo", "Wave1D")
@@ -167,8 +166,9 @@ def test_how_soon_hybrid_reaches_the_best_is_counted_per_configuration(evaluatio
 
 
 def test_under_noise_every_metric_is_a_mean_over_seeds_with_its_spread(fixture_rows):
-    noisy = evaluate(fixture_rows, noise=noise.borrowed(), seeds=3)
-    assert noisy.noise == {"source": noise.borrowed().source, "spread_log": pytest.approx(TIMING_SPREAD),
+    noisy = evaluate(fixture_rows, noise=noise.shipped(), seeds=3)
+    assert noisy.noise == {"source": noise.shipped().source,
+                           "spread_log": pytest.approx(noise.shipped().spread),
                            "seeds": 3}
     for name, summary in noisy.strategies.items():
         spread = summary["over_seeds"]

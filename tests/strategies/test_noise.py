@@ -1,4 +1,4 @@
-"""The replay's noise: measured from a store's passes (or borrowed, and said so), drawn alike for every strategy, and a noisy replay ending as a live run does."""
+"""The replay's noise: measured from a store's passes (or the shipped model for one pass, and said so; too few pairs refused), drawn alike for every strategy, and a noisy replay ending as a live run does."""
 
 from __future__ import annotations
 
@@ -47,11 +47,21 @@ def test_passes_are_paired_in_the_order_the_store_holds_them_whatever_their_row_
         noise.pass_agreement(_passes(40, shift=0.07))["i"]["kendall_tau"])
 
 
-def test_a_store_with_too_few_pairs_borrows_the_shipped_spread_and_says_so():
-    found = noise.measured(_passes(5, shift=0.0))
-    assert "borrowed" in found.source and "5 pairs of passes" in found.source
-    assert found.spread == pytest.approx(noise.BORROWED_SPREAD, rel=0.01)
-    assert abs(np.mean(found.errors)) < 1e-9 and found.errors.max() > 3 * noise.BORROWED_SPREAD
+def test_a_store_of_one_pass_draws_from_the_shipped_model_and_says_so():
+    one_pass = _passes(40, shift=0.0)
+    found = noise.measured(one_pass[one_pass["run_id"] == "p1"])
+    assert found.model == noise.SHIPPED_NOISE and found.pairs == 0
+    assert found.source.startswith("the store holds one pass: drawn from the shipped ground "
+                                   "truth's noise model (spread 0.017")
+    assert found.spread == pytest.approx(noise.SHIPPED_NOISE.spread, rel=0.1)
+    drawn = noise.draws(found, 0, ("m", "i", 600, 1), 500, rounds=2)
+    assert drawn.shape == (500, 3)
+    assert np.std(drawn[:, 1:]) == pytest.approx(noise.SHIPPED_NOISE.retime_spread, rel=0.15)
+
+
+def test_a_store_with_too_few_pairs_to_fit_its_noise_is_refused_naming_the_count():
+    with pytest.raises(noise.TooFewPairs, match="the store holds 5 pairs of passes .* needs 30"):
+        noise.measured(_passes(5, shift=0.0))
 
 
 def test_two_passes_agree_as_kendall_tau_says_and_pools_of_few_pairs_are_left_out():
@@ -78,7 +88,7 @@ def test_the_tau_ceiling_is_what_the_truth_reaches_against_the_mean_of_two_noisy
 
 
 def test_every_strategy_meets_the_same_draws_and_no_noise_is_zero():
-    shared = noise.borrowed()
+    shared = noise.shipped()
     one = noise.draws(shared, 3, ("m", "i", 600, 1), 10)
     assert one.shape == (10, 2) and np.array_equal(one, noise.draws(shared, 3, ("m", "i", 600, 1), 10))
     assert not np.array_equal(one, noise.draws(shared, 4, ("m", "i", 600, 1), 10))
