@@ -6,7 +6,8 @@ Best is the variant measured best, or else predicted best.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, replace
 
 import pandas as pd
 
@@ -15,6 +16,7 @@ from hybridtune.errors import RequestError
 from hybridtune.generate.kerncraft_form import ELEMENT_BYTES
 from hybridtune.learn import timing
 from hybridtune.learn.table import best_measurements
+from hybridtune.measure.race import RACE_GAP
 from hybridtune.generate.size_expressions import N
 from hybridtune.predict.working_set import border, capacities
 
@@ -212,6 +214,7 @@ def dispatch_table(measured: dict, predicted: dict, machine: Machine, vectors: i
         where = f"threads {threads}" if ranks == 1 else f"{ranks} ranks x threads {threads}"
         regions = step_regions(machine, vectors, ranks * threads)
         chosen: dict = {}               # region index -> Rule
+        measured_sizes: dict = {}       # region index -> its sizes' measured options
         for index, (level, low, high) in enumerate(regions):
             sizes = {n: _options(measured, n, ranks, threads) for n, p, t in measured
                      if (p, t) == (ranks, threads) and low <= n and (high is None or n < high)}
@@ -223,6 +226,8 @@ def dispatch_table(measured: dict, predicted: dict, machine: Machine, vectors: i
                                 if (variant, run) in sizes[n])
                 chosen[index] = Rule(ranks, threads, low, high, level, variant, run, True, basis,
                                      medians)
+                measured_sizes[index] = sizes
+        chosen = _fewer_variants(chosen, measured_sizes, [r.variant for r in rules])
         for index, (level, low, high) in enumerate(regions):
             if index in chosen:
                 continue
@@ -244,6 +249,38 @@ def dispatch_table(measured: dict, predicted: dict, machine: Machine, vectors: i
                                  f"{'measured' if source.measured else 'predicted'} choice")
         rules += [chosen[index] for index in sorted(chosen)]
     return DispatchTable(method, ivp, hardware_id, vectors, tuple(rules), tuple(notes))
+
+
+def tied_options(sizes: dict) -> list:
+    """The options (variant, run threads) measured at every size and within RACE_GAP of each
+    size's fastest: a gap the race calls too small to matter."""
+    every = set.intersection(*(set(options) for options in sizes.values()))
+    return sorted(o for o in every if all(
+        options[o] <= min(options.values()) * (1 + RACE_GAP) for options in sizes.values()))
+
+
+def _fewer_variants(chosen: dict, measured_sizes: dict, before: list) -> dict:
+    """Each measured range's choice, swapped for an option tied with it (tied_options) whose
+    variant other ranges chose (before: the variants of earlier layouts' rules), the most used
+    first: a library of fewer variants at no measurable cost."""
+    used = Counter(before + [rule.variant for rule in chosen.values()])
+    out = dict(chosen)
+    for index, sizes in sorted(measured_sizes.items()):
+        rule = chosen[index]
+        used[rule.variant] -= 1
+        tied = [o for o in tied_options(sizes) if o[0] != rule.variant and used[o[0]] > 0]
+        variant, run = max(tied, key=lambda o: (used[o[0]], -sum(sizes[n][o] for n in sizes)),
+                           default=(rule.variant, rule.run_threads))
+        if used[variant] <= used[rule.variant]:
+            used[rule.variant] += 1
+            continue
+        used[variant] += 1
+        medians = tuple((n, sizes[n][(variant, run)]) for n in sorted(sizes))
+        out[index] = replace(rule, variant=variant, run_threads=run, median_s=medians,
+                             basis=f"{rule.basis}; tied within {100 * RACE_GAP:g}% at every size "
+                                   f"with {_name((rule.variant, rule.run_threads))}, chosen as "
+                                   "another range's choice (fewer variants in the library)")
+    return out
 
 
 def _options(measured: dict, n: int, ranks: int, threads: int) -> dict:
