@@ -15,7 +15,7 @@ from threadpoolctl import threadpool_limits
 
 from hybridtune.describe.strategy import HYBRID_STOP, Strategy
 from hybridtune.errors import RequestError
-from hybridtune.strategies import calibration, metrics, replay, transfer
+from hybridtune.strategies import calibration, in_parallel, metrics, replay, transfer
 from hybridtune.learn.encode import regime
 from hybridtune.learn.table import CONFIG, Rows
 from hybridtune.strategies.noise import Noise, pool_draws
@@ -233,8 +233,7 @@ def _evaluated(rows: Rows, stop: float, max_rows: int, with_tpe: bool, noise: No
                            "needs at least two")
     setting = replay_setting(rows, noise, seeds, stop, max_rows, ivps)
     folds, notes = {}, []
-    for ivp in ivps:
-        found = _left_out(setting, ivp)
+    for ivp, found in zip(ivps, in_parallel.mapped(_left_out, setting, ivps)):
         if isinstance(found, str):
             notes.append(found)
         else:
