@@ -18,7 +18,7 @@ from hybridtune.describe.strategy import HYBRID_STOP, Strategy
 from hybridtune.learn.belief import TRAINED_SCALE
 from hybridtune.learn.table import Rows
 from hybridtune.learn.train import MIN_ROWS, fit
-from hybridtune.strategies import calibration, replay
+from hybridtune.strategies import calibration, in_parallel, replay
 from hybridtune.strategies.leave_one_out import CEILING_ROUNDS, left_out, replay_setting
 from hybridtune.strategies.noise import Noise
 
@@ -52,19 +52,23 @@ def folds(rows: Rows, noise: Noise | None, seeds: int):
     """The replay setting (pools and their noise draws) and every left-out IVP's fold."""
     ivps = sorted(set(rows.measured["ivp"]))
     setting = replay_setting(rows, noise, seeds, HYBRID_STOP, 2000, ivps)
-    found = []
-    for ivp in ivps:
-        train, _ = left_out(rows, ivp)
-        mine = sorted((p for p in setting.pools if p.key[1] == ivp), key=lambda p: p.key)
-        if len(train.measured) < MIN_ROWS or not mine:
-            continue
-        fitted = fit(train, "gp", setting.max_rows, left_out=ivp)
-        groups = []
-        for method in dict.fromkeys(p.key[0] for p in mine):
-            group = [p for p in mine if p.key[0] == method]
-            groups.append((group, replay.hybrid_prior(group, fitted)))
-        found.append(Fold(fitted, tuple(groups)))
-    return setting, found
+    found = in_parallel.mapped(_fold, setting, ivps)
+    return setting, [fold for fold in found if fold is not None]
+
+
+def _fold(setting, ivp: str) -> Fold | None:
+    """ivp's fold: its model trained on the other IVPs, hybrid's priors on its whole pools (None
+    where it has none or the others too few rows)."""
+    train, _ = left_out(setting.rows, ivp)
+    mine = sorted((p for p in setting.pools if p.key[1] == ivp), key=lambda p: p.key)
+    if len(train.measured) < MIN_ROWS or not mine:
+        return None
+    fitted = fit(train, "gp", setting.max_rows, left_out=ivp)
+    groups = []
+    for method in dict.fromkeys(p.key[0] for p in mine):
+        group = [p for p in mine if p.key[0] == method]
+        groups.append((group, replay.hybrid_prior(group, fitted)))
+    return Fold(fitted, tuple(groups))
 
 
 def scored(setting, found: list, scale: float, stop: float) -> Scores:
@@ -86,6 +90,10 @@ def scored(setting, found: list, scale: float, stop: float) -> Scores:
     skill = calibration.reliability(pairs).get("brier_skill", float("nan"))
     return Scores(scale, stop, float(skill), float(100 * np.mean(losses)),
                   float(100 * np.percentile(losses, 90)), float(np.mean(measured)), len(pairs))
+
+
+def _scored_at(shared: tuple, point: tuple) -> Scores:
+    return scored(*shared, *point)
 
 
 def ceiling_loss(setting, found: list) -> float:
@@ -117,7 +125,8 @@ def store_grid(rows: Rows, noise: Noise | None, seeds: int, scales=SCALES,
     """One store's grid of Scores, its ceiling and its own choice."""
     with threadpool_limits(1, user_api="blas"):
         setting, found = folds(rows, noise, seeds)
-        grid = [scored(setting, found, scale, stop) for scale in scales for stop in stops]
+        grid = in_parallel.mapped(_scored_at, (setting, found),
+                                  [(scale, stop) for scale in scales for stop in stops])
         ceiling = ceiling_loss(setting, found)
     return {"grid": grid, "ceiling_loss_pct": ceiling, "chosen": chosen(grid, ceiling),
             "folds": len(found), "seeds": setting.seeds}
