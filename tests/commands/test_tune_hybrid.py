@@ -73,7 +73,7 @@ def test_without_a_model_the_offline_model_is_the_prior_and_says_so(fixture_copy
     assert "the offline model itself with the errors it makes on measured pools" in done.stderr
     assert "the store has no Gaussian process for machine file" in done.stderr
     for record in result["configurations"]:
-        assert record["strategy"] == "hybrid:0.5" and record["pool"] == 32
+        assert record["strategy"] == "hybrid:0.25" and record["pool"] == 32
         assert 1 <= record["measured_now"] <= 32
         assert record["chosen"]["id"] in record["shortlisted"]
     assert measured_once(fixture_copy, before)
@@ -159,7 +159,7 @@ def test_max_measurements_caps_every_configuration(fixture_copy):
             assert record["ended_by"] == "--max-measurements 3", record
         else:
             assert record["ended_by"].endswith("variants expected 3% faster than the best held "
-                                               "(below 0.5)"), record
+                                               "(below 0.25)"), record
 
 
 @pytest.mark.mpi

@@ -14,6 +14,7 @@ from hybridtune.strategies.leave_one_out import evaluate
 
 pytestmark = pytest.mark.slow
 IVPS = ("Cusp", "InverterChain", "Wave1D")
+D = HYBRID_STOP
 
 
 def three(rows: Rows) -> Rows:
@@ -54,30 +55,30 @@ def scores(scale, stop, skill, loss, p90=1.0):
 
 
 def test_a_store_chooses_the_best_skill_then_the_largest_stop_near_the_ceiling():
-    grid = [scores(0.6, 0.5, 0.10, 1.0), scores(0.6, 1.0, 0.10, 1.2),
-            scores(1.0, 0.5, 0.20, 1.1), scores(1.0, 1.0, 0.20, 1.4),
+    grid = [scores(0.6, D, 0.10, 1.0), scores(0.6, 1.0, 0.10, 1.2),
+            scores(1.0, D, 0.20, 1.1), scores(1.0, 1.0, 0.20, 1.4),
             scores(1.0, 2.0, 0.20, 1.5, p90=3.5)]
     # ceiling 0.8: within 0.5 points are losses up to 1.3; stop 2.0 breaks the 90th percentile
-    assert constants_check.chosen(grid, 0.8) == (1.0, 0.5)
+    assert constants_check.chosen(grid, 0.8) == (1.0, D)
     assert constants_check.chosen(grid, 1.0) == (1.0, 1.0)
     # nothing near the ceiling: the stop of least loss at the chosen scale
-    assert constants_check.chosen(grid, 0.1) == (1.0, 0.5)
+    assert constants_check.chosen(grid, 0.1) == (1.0, D)
 
 
 def test_each_direction_scores_one_stores_choice_on_the_other():
-    a = {"grid": [scores(0.6, 0.5, 0.1, 1.0), scores(1.0, 0.5, 0.3, 1.1)],
-         "chosen": (1.0, 0.5), "ceiling_loss_pct": 0.9}
-    b = {"grid": [scores(0.6, 0.5, 0.2, 0.7), scores(1.0, 0.5, -0.1, 2.0)],
-         "chosen": (0.6, 0.5), "ceiling_loss_pct": 0.4}
+    a = {"grid": [scores(0.6, D, 0.1, 1.0), scores(1.0, D, 0.3, 1.1)],
+         "chosen": (1.0, D), "ceiling_loss_pct": 0.9}
+    b = {"grid": [scores(0.6, D, 0.2, 0.7), scores(1.0, D, -0.1, 2.0)],
+         "chosen": (0.6, D), "ceiling_loss_pct": 0.4}
     found = constants_check.out_of_sample({"A": a, "B": b})
     assert set(found) == {"A -> B", "B -> A"}
     forth = found["A -> B"]
-    assert forth["chosen"] == [1.0, 0.5]
+    assert forth["chosen"] == [1.0, D]
     assert forth["out_of_sample"]["brier_skill"] == -0.1
     assert forth["in_sample"]["brier_skill"] == 0.2
     assert forth["shipped"]["scale"] == TRAINED_SCALE and forth["ceiling_loss_pct"] == 0.4
     assert found["B -> A"]["out_of_sample"]["loss_pct_mean"] == 1.0
     lines = constants_lines({"directions": found})
     forth_line = next(line for line in lines if line.strip().startswith("A -> B"))
-    assert "out of sample 1.00, 0.5" in forth_line and "-0.100" in forth_line
+    assert f"out of sample 1.00, {D:<5g}" in forth_line and "-0.100" in forth_line
     assert forth_line.split()[-1] == "0.40"      # B's ceiling
