@@ -248,7 +248,10 @@ def _evaluated(rows: Rows, stop: float, max_rows: int, with_tpe: bool, noise: No
     per_config = [{**r.configuration, **_equal_cost(setting, r.configuration, k,
                                                      noise is not None, with_tpe)}
                   for r in replayed]
-    described = ({"source": noise.source, "spread_log": noise.spread, "seeds": setting.seeds}
+    # the model's spread (of its contenders' pairs) where one draws, else the pooled errors'
+    described = ({"source": noise.source, "seeds": setting.seeds,
+                  "spread_log": noise.model.spread if noise.model else noise.spread,
+                  **({"model": noise.model.as_dict()} if noise.model else {})}
                  if noise is not None else {"source": "none: the stored times replayed as they are",
                                             "seeds": 1})
     return _assembled(setting, folds, replayed, per_config, notes, described)

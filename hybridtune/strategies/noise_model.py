@@ -73,8 +73,10 @@ def fit_noise(pairs: pd.DataFrame, retimings: pd.DataFrame | None = None) -> Noi
     excursions beyond TAIL_Z spreads (one timing of such a pair is slow: half their share)."""
     d = (pairs["ratio"] - pairs["shift"]).to_numpy(float)
     spread = 1.4826 * float(np.median(np.abs(d))) / math.sqrt(2)
-    beyond = np.abs(d) > TAIL_Z * spread * math.sqrt(2)
-    core = pairs.assign(_d=np.clip(d, -TAIL_Z * spread * 2, TAIL_Z * spread * 2))
+    beyond = np.abs(d) > TAIL_Z * spread * math.sqrt(2)      # d holds two timings' errors
+    # the core's drift with the excursions clipped at the same bound that makes them tails
+    bound = TAIL_Z * spread * math.sqrt(2)
+    core = pairs.assign(_d=np.clip(d, -bound, bound))
     lags = []
     for _, group in core.groupby(list(CONFIG)):
         series = group.sort_values("order")["_d"].to_numpy(float)

@@ -58,13 +58,14 @@ def _task(vid):
     return SimpleNamespace(generated=SimpleNamespace(variant_id=vid), span=1)
 
 
-def _plan(ids, reused=None, measured=None):
-    """A configuration's plan: candidates ids, rows the store answers, tasks for the others."""
+def _plan(ids, reused=None, measured=None, retimed=None):
+    """A configuration's plan: candidates ids, rows the store answers, tasks for the others, the
+    store's latest re-timing round."""
     reused = reused or {}
     measured = [vid for vid in ids if vid not in reused] if measured is None else measured
     tasks = tuple(_task(vid) for vid in measured)
     return SimpleNamespace(candidates=Candidates(tuple(ids), tuple(range(len(ids)))),
-                           reused=reused, tasks=tasks,
+                           reused=reused, tasks=tasks, retimed=retimed or {},
                            all_tasks={t.generated.variant_id: t for t in tasks},
                            shortlisted=tuple(SimpleNamespace(id=vid) for vid in ids))
 
@@ -177,9 +178,14 @@ def test_close_contenders_are_retimed_and_kept_where_ok(monkeypatch):
     assert all(row["timing"] == "interleaved" and math.isfinite(row["median_s"])
                for row in retimed[0].values())
     assert [row for _, row in store.appended] == list(retimed[0].values())
-    # nothing new measured: nothing re-timed
-    assert retime(InlineExecutor(), [plan], [rows], {0: {}}, OPTIONS, Collector(Rows()),
-                  None) == {0: {}}
+    # nothing new measured and a stored round holds the contenders: nothing re-timed
+    raced = _plan(["a", "b", "c"], retimed=retimed[0])
+    retimed_ids.clear()
+    assert retime(InlineExecutor(), [raced], [rows], {0: {}}, OPTIONS, Collector(Rows()),
+                  None) == {0: {}} and retimed_ids == []
+    # nothing new measured but no round stored (a run stopped before its race): raced now
+    again = retime(InlineExecutor(), [plan], [rows], {0: {}}, OPTIONS, Collector(Rows()), None)
+    assert retimed_ids == ["a", "b"] and sorted(again[0]) == ["a", "b"]
 
 
 @pytest.mark.parametrize("stored", [None, _stored("a", 1.0)])

@@ -168,7 +168,8 @@ def test_how_soon_hybrid_reaches_the_best_is_counted_per_configuration(evaluatio
 def test_under_noise_every_metric_is_a_mean_over_seeds_with_its_spread(fixture_rows):
     noisy = evaluate(fixture_rows, noise=noise.shipped(), seeds=3)
     assert noisy.noise == {"source": noise.shipped().source,
-                           "spread_log": pytest.approx(noise.shipped().spread),
+                           "spread_log": noise.SHIPPED_NOISE.spread,
+                           "model": noise.SHIPPED_NOISE.as_dict(),
                            "seeds": 3}
     for name, summary in noisy.strategies.items():
         spread = summary["over_seeds"]
