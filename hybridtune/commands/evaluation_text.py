@@ -201,15 +201,14 @@ def constants_lines(found: dict | None) -> list[str]:
     if not found:
         return []
     lines = ["", "Constants chosen on one ground truth, scored on the other (hybrid with a model "
-                 "trained with the IVP left out; Brier skill of its stop chances, loss in %)",
-             "  direction            chosen (scale, E)  Brier skill  loss mean  loss p90  "
-             "measured  ceiling"]
+                 "trained with the IVP left out; the Brier skill of its stop chances)"]
     for name, entry in found["directions"].items():
+        lines += [f"  {name} (the ceiling loses {entry['ceiling_loss_pct']:.2f}%):",
+                  "                    scale  E      Brier skill  loss mean  loss p90  measured"]
         for label, scores in (("out of sample", entry["out_of_sample"]),
-                              ("in sample", entry["in_sample"]), ("shipped", entry["shipped"])):
-            lines.append(f"  {name if label == 'out of sample' else '':<20} "
-                         f"{label:<14}{scores['scale']:.2f}, {scores['stop']:<5g}"
-                         f"{scores['brier_skill']:9.3f} {scores['loss_pct_mean']:10.2f} "
-                         f"{scores['loss_pct_p90']:9.2f} {scores['measured_mean']:9.1f} "
-                         f"{entry['ceiling_loss_pct']:8.2f}")
+                              ("its own choice", entry["in_sample"]),
+                              ("shipped", entry["shipped"])):
+            lines.append(f"    {label:<16}{scores['scale']:<7.2f}{scores['stop']:<7g}"
+                         f"{scores['brier_skill']:11.3f} {scores['loss_pct_mean']:9.2f}% "
+                         f"{scores['loss_pct_p90']:8.2f}% {scores['measured_mean']:9.1f}")
     return lines

@@ -105,9 +105,10 @@ def _hosts(request: EvaluationRequest, host: dict, other: dict | None) -> dict:
             out["feature_sets"]["leave_one_host_out"] = hosts.host_feature_comparison(
                 host["host"], other["host"], ((), ("machine",), ("ivp",), ("ivp", "machine")))
     if other is not None and request.constants:
-        grids = {entry["host"].name: constants_check.store_grid(
+        same = host["host"].name == other["host"].name      # then named by their paths
+        grids = {(path if same else entry["host"].name): constants_check.store_grid(
                      entry["host"].rows, entry["noise"], max(1, request.noise_seeds))
-                 for entry in (host, other)}
+                 for entry, path in ((host, request.db), (other, request.other_host))}
         out["constants"] = {"grids": {name: {**grid, "grid": [asdict(s) for s in grid["grid"]]}
                                       for name, grid in grids.items()},
                             "directions": constants_check.out_of_sample(grids)}

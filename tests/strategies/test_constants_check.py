@@ -79,6 +79,7 @@ def test_each_direction_scores_one_stores_choice_on_the_other():
     assert forth["shipped"]["scale"] == TRAINED_SCALE and forth["ceiling_loss_pct"] == 0.4
     assert found["B -> A"]["out_of_sample"]["loss_pct_mean"] == 1.0
     lines = constants_lines({"directions": found})
-    forth_line = next(line for line in lines if line.strip().startswith("A -> B"))
-    assert f"out of sample 1.00, {D:<5g}" in forth_line and "-0.100" in forth_line
-    assert forth_line.split()[-1] == "0.40"      # B's ceiling
+    at = lines.index("  A -> B (the ceiling loses 0.40%):")
+    assert lines[at + 2].split()[:4] == ["out", "of", "sample", "1.00"]
+    assert lines[at + 2].split()[4:6] == [f"{D:g}", "-0.100"]
+    assert lines[at + 3].split()[:4] == ["its", "own", "choice", "0.60"]
