@@ -8,7 +8,7 @@ import pytest
 from hybridtune.learn import train
 from hybridtune.learn.table import Rows
 from hybridtune.strategies import leave_one_out as evaluation
-from hybridtune.strategies import replay
+from hybridtune.strategies import in_parallel, replay
 from hybridtune.strategies.leave_one_out import whole_pools
 
 KEY = ("radauIIA7", "Cusp", 6000, 1, 1)
@@ -85,6 +85,8 @@ def test_evaluate_fits_each_model_without_its_left_out_ivp(fixture_rows, monkeyp
         return real(rows, kind, *args, left_out=left_out, **kwargs)
 
     monkeypatch.setattr(evaluation, "fit", spy)
+    # one process: the spy records here (forked workers run the same fold function)
+    monkeypatch.setattr(in_parallel, "cores", lambda: 1)
     evaluation.evaluate(fixture_rows, max_rows=300)
     ivps = set(fixture_rows.frame["ivp"])
     assert {left for left, _ in seen} == ivps
