@@ -18,7 +18,7 @@ from hybridtune.describe.strategy import HYBRID_STOP, Strategy
 from hybridtune.learn.belief import TRAINED_SCALE
 from hybridtune.learn.table import Rows
 from hybridtune.learn.train import MIN_ROWS, fit
-from hybridtune.strategies import calibration, in_parallel, replay
+from hybridtune.strategies import calibration, in_parallel, metrics, replay
 from hybridtune.strategies.leave_one_out import CEILING_ROUNDS, left_out, replay_setting
 from hybridtune.strategies.noise import Noise
 
@@ -83,9 +83,8 @@ def scored(setting, found: list, scale: float, stop: float) -> Scores:
                 drawn = [setting.errors[p.key][seed] for p in group]
                 for pool, result in zip(group, replay.hybrid_together(
                         group, fold.fitted, stop, errors=drawn, prior=prior)):
-                    times = pool.times
-                    pairs += calibration.outcomes(times, result.order, result.decisions)
-                    losses.append(max(times[result.chosen] / times.min() - 1, 0.0))
+                    pairs += calibration.outcomes(pool.times, result.order, result.decisions)
+                    losses.append(metrics.pool_loss(pool.times, result.chosen))
                     measured.append(len(result.order))
     skill = calibration.reliability(pairs).get("brier_skill", float("nan"))
     return Scores(scale, stop, float(skill), float(100 * np.mean(losses)),
@@ -99,7 +98,7 @@ def _scored_at(shared: tuple, point: tuple) -> Scores:
 def ceiling_loss(setting, found: list) -> float:
     """The mean loss (%) of RunAll with its contenders raced in CEILING_ROUNDS rounds over the
     folds' pools and noise seeds."""
-    losses = [max(pool.times[r.chosen] / pool.times.min() - 1, 0.0)
+    losses = [metrics.pool_loss(pool.times, r.chosen)
               for fold in found for group, _ in fold.groups for pool in group
               for r in (replay.run(pool, Strategy("run_all"), setting.errors[pool.key][seed],
                                    CEILING_ROUNDS) for seed in range(setting.seeds))]

@@ -108,8 +108,9 @@ class HybridSearch(Search):
         free[list(self.busy | self.excluded)] = False
         # the joint draws leave out the least likely free variants while their chances sum to at
         # most NEGLIGIBLE: the chance that any is better moves by no more than that
-        by_chance = np.argsort(np.where(free, chances, 0.0), kind="stable")
-        left_out = by_chance[np.cumsum(np.where(free, chances, 0.0)[by_chance]) <= NEGLIGIBLE]
+        free_chances = np.where(free, chances, 0.0)
+        by_chance = np.argsort(free_chances, kind="stable")
+        left_out = by_chance[np.cumsum(free_chances[by_chance]) <= NEGLIGIBLE]
         free[left_out] = False
         kept = np.union1d(np.flatnonzero(free), [best - self.start])
         return Decision(self.belief.chance_any(best, self.among[kept], free[kept]),

@@ -133,7 +133,7 @@ def _numbers(pool: replay.StoredPool, replays: list) -> dict:
         values.append({
             "measured": len(r.order),
             "retimed": len(r.retimed),
-            "loss": max(times[r.chosen] / t_best - 1, 0.0),
+            "loss": metrics.pool_loss(times, r.chosen),
             "overhead": metrics.overhead(measured, t_best),
             "gain": metrics.gain_over_run_all(measured, times[r.chosen], times),
             "score": metrics.methodology_score(measured, times, expected),

@@ -25,6 +25,11 @@ def loss(chosen: dict, best: dict) -> float:
     return max(chosen["median_s"] / best["median_s"] - 1, 0.0)
 
 
+def pool_loss(pool_times, chosen: int) -> float:
+    """How much slower the chosen variant (a position in pool_times) is than the pool's best."""
+    return max(pool_times[chosen] / np.min(pool_times) - 1, 0.0)
+
+
 def overhead(times, t_best: float) -> float:
     """(sum_L t - |L| t_best) / (|L| t_best)."""
     return (sum(times) - len(times) * t_best) / (len(times) * t_best)

@@ -18,8 +18,8 @@ from scipy.stats import kendalltau
 from hybridtune.learn.table import CONFIG, KEY, ok_measurements
 from hybridtune.errors import RequestError
 from hybridtune.learn.timing import RETIMED
-from hybridtune.strategies.noise_model import (NEAR_LEAST, RETIMINGS_MIN, NoiseModel,
-                                               contender_pairs, fit_noise)
+from hybridtune.strategies.noise_model import (NEAR_LEAST, NoiseModel, contender_pairs,
+                                               fit_noise, retime_spread)
 
 MIN_PAIRS = 30              # pairs of passes a store needs for its own noise
 # Drawn where a store holds one pass: the model fitted to the shipped ground truth's contenders'
@@ -56,12 +56,9 @@ class Noise:
 
 def shipped(retimings: pd.Series | None = None) -> Noise:
     """The shipped ground truth's noise model (its re-timing spread the store's own where it
-    holds RETIMINGS_MIN re-timings)."""
-    model = SHIPPED_NOISE
-    if retimings is not None and len(retimings) >= RETIMINGS_MIN:
-        errors = retimings.to_numpy(float)
-        model = replace(model, retime_spread=1.4826 * float(
-            np.median(np.abs(errors - np.median(errors)))))
+    holds enough re-timings: noise_model.retime_spread)."""
+    own = retime_spread(retimings)
+    model = SHIPPED_NOISE if own is None else replace(SHIPPED_NOISE, retime_spread=own)
     sample = model.draw(np.random.default_rng(0), SHIPPED_SAMPLE)[:, 0]
     return Noise(sample, "the store holds one pass: drawn from the shipped ground truth's noise "
                          f"model (spread {model.spread:.3f}, drift {model.drift:.2f}, slow tails "

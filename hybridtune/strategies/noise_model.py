@@ -66,6 +66,15 @@ def contender_pairs(pairs: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(found) if found else pairs.iloc[:0]
 
 
+def retime_spread(retimings) -> float | None:
+    """The robust spread (1.4826 MAD) of interleaved re-timings' log errors; None with fewer than
+    RETIMINGS_MIN of them."""
+    if retimings is None or len(retimings) < RETIMINGS_MIN:
+        return None
+    errors = np.asarray(retimings, float)
+    return 1.4826 * float(np.median(np.abs(errors - np.median(errors))))
+
+
 def fit_noise(pairs: pd.DataFrame, retimings: pd.DataFrame | None = None) -> NoiseModel:
     """The model of pairs (noise.pass_ratios: ratio, shift, order per variant) and of retimings
     (log errors of interleaved re-timings about their variant's mean of passes, each round's
@@ -73,9 +82,9 @@ def fit_noise(pairs: pd.DataFrame, retimings: pd.DataFrame | None = None) -> Noi
     excursions beyond TAIL_Z spreads (one timing of such a pair is slow: half their share)."""
     d = (pairs["ratio"] - pairs["shift"]).to_numpy(float)
     spread = 1.4826 * float(np.median(np.abs(d))) / math.sqrt(2)
-    beyond = np.abs(d) > TAIL_Z * spread * math.sqrt(2)      # d holds two timings' errors
+    bound = TAIL_Z * spread * math.sqrt(2)      # d holds two timings' errors
+    beyond = np.abs(d) > bound
     # the core's drift with the excursions clipped at the same bound that makes them tails
-    bound = TAIL_Z * spread * math.sqrt(2)
     core = pairs.assign(_d=np.clip(d, -bound, bound))
     lags = []
     for _, group in core.groupby(list(CONFIG)):
@@ -84,9 +93,7 @@ def fit_noise(pairs: pd.DataFrame, retimings: pd.DataFrame | None = None) -> Noi
             lags.append((np.corrcoef(series[:-1], series[1:])[0, 1], len(series)))
     drift = (float(np.average([c for c, _ in lags], weights=[k for _, k in lags]))
              if lags else 0.0)
-    retime = spread
-    if retimings is not None and len(retimings) >= RETIMINGS_MIN:
-        errors = retimings.to_numpy(float)
-        retime = 1.4826 * float(np.median(np.abs(errors - np.median(errors))))
+    own = retime_spread(retimings)
+    retime = spread if own is None else own
     return NoiseModel(spread, min(max(drift, 0.0), DRIFT_MAX), float(beyond.mean()) / 2,
                       tuple(np.abs(d[beyond]).tolist()), retime, len(pairs))
