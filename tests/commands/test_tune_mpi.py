@@ -109,7 +109,8 @@ def test_a_waiting_rank_uses_a_few_percent_of_a_core(tune_store):
     time.sleep(3)
     share = (sum(waiting[0].cpu_times()[:2]) - before) / (time.monotonic() - started)
     still_running = process.poll() is None
-    process.wait(timeout=120)
+    process.send_signal(signal.SIGTERM)      # the rest of the run is not this test's concern
+    process.wait(timeout=60)
     assert still_running and share < 0.05, share
 
 
