@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from hybridtune.describe.costs import sums_in
@@ -351,7 +352,9 @@ class KernelWriter:
         return KernelFunction(name, self.params, written, "\n".join(lines))
 
 
+@functools.lru_cache(maxsize=1024)
 def kernel_function(template: KernelTemplate, variant: str, method: Method, ivp: IVP,
                     name: str) -> KernelFunction:
-    """The C function of one kernel variant for this method and IVP."""
+    """The C function of one kernel variant for this method and IVP; kept, since the variants of
+    a pool share their kernels (32 variants of a skeleton use about 10 of them)."""
     return KernelWriter(template, variant, method, ivp).function(name)
