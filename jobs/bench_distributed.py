@@ -29,28 +29,13 @@ from hybridtune.pipeline.distributed_study import (rank_scheduler, rank_throughp
                                                    throughput_summary)
 from hybridtune.pipeline.first_timings import first_timings
 from hybridtune.runtime.executors import serve
+from hybridtune.runtime.emulated_nodes import on_emulated_nodes
 from hybridtune.runtime.launch import discover
 
 BIN = Path(sys.executable).parent
 ENV = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "PMI_"))}
+
 STRATEGIES = ("preselect:5", "preselect:10", "run_all")
-
-
-def on_nodes(argv: list[str], nodes: int) -> dict:
-    """argv under mpiexec with `nodes` emulated nodes (one rank each, named a, b, on cores 0, 1):
-    the JSON its rank 0 printed last."""
-    command = [str(BIN / "mpiexec")]
-    for index in range(nodes):
-        command += [":"] * bool(index) + ["-n", "1", "-env", "SLURMD_NODENAME", "ab"[index],
-                                          "taskset", "-c", str(index), *argv]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=3600, env=ENV,
-                          cwd=PROJECT_ROOT)
-    if done.returncode != 0:
-        raise SystemExit(f"{' '.join(command[:8])} ... failed ({done.returncode}):\n"
-                         f"{done.stderr[-3000:]}")
-    text = done.stdout.strip()
-    return json.loads(text[text.rindex("\n{") + 1:] if "\n{" in text and not text.startswith("{")
-                      else text[text.index("{"):])
 
 
 def strategies(n: int, budget: float, folder: Path, keep: Path) -> dict:
@@ -67,8 +52,9 @@ def strategies(n: int, budget: float, folder: Path, keep: Path) -> dict:
         store = folder / f"{strategy.replace(':', '-')}.h5"
         shutil.copy(predicted, store)
         started = time.monotonic()
-        result = on_nodes([sys.executable, "-m", "hybridtune", "tune", str(scenario_path), "--db",
-                           str(store), "--strategy", strategy, "--budget", str(budget), "--json"], 2)
+        result = on_emulated_nodes([sys.executable, "-m", "hybridtune", "tune", str(scenario_path),
+                                    "--db", str(store), "--strategy", strategy, "--budget",
+                                    str(budget), "--json"], 2, PROJECT_ROOT)
         runs[strategy] = {"wall_s": time.monotonic() - started, "result": result, "store": store}
         log(f"{strategy}: {runs[strategy]['wall_s']:.0f} s")
     shutil.copy(runs["run_all"]["store"], keep)
@@ -98,14 +84,14 @@ def main() -> None:
           "--repetitions", str(args.repetitions), "--tasks", str(args.tasks), "--part"]
     one, two = [], []
     for k in range(args.rounds):
-        one.append(on_nodes(me + ["throughput"], 1))
-        two.append(on_nodes(me + ["throughput"], 2))
+        one.append(on_emulated_nodes(me + ["throughput"], 1, PROJECT_ROOT))
+        two.append(on_emulated_nodes(me + ["throughput"], 2, PROJECT_ROOT))
         log(f"throughput round {k + 1}: T1 {one[-1]['wall_s']:.2f} s, T2 {two[-1]['wall_s']:.2f} s")
     report = {"command": " ".join(["jobs/bench_distributed.sh", *sys.argv[1:]]),
               "started": time.strftime("%Y-%m-%dT%H:%M:%S"), "cores": len(os.sched_getaffinity(0)),
               "throughput": {"variants": args.variants, "repetitions": args.repetitions,
                              **throughput_summary(one, two)},
-              "scheduler": on_nodes(me + ["scheduler"], 2)}
+              "scheduler": on_emulated_nodes(me + ["scheduler"], 2, PROJECT_ROOT)}
     log(f"efficiency {report['throughput']['efficiency']:.3f}; scheduler "
         f"{1000 * report['scheduler']['per_task_s']:.2f} ms per task")
     if not args.skip_strategies:

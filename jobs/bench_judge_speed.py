@@ -5,44 +5,16 @@ PYTHONPATH set to another checkout to time that one); its wall time and CPU time
 the child) are appended under --label to data/bench/judge_speed.json.
 """
 
-from __future__ import annotations
-
 import argparse
 import json
 import os
-import platform
-import resource
-import subprocess
 import sys
-import time
-from datetime import datetime, timezone
+from pathlib import Path
 
 from hybridtune.describe.library import PROJECT_ROOT
+from hybridtune.pipeline.command_timing import append_entry, bench_entry, timed_command
 
-OUT = PROJECT_ROOT / "data" / "bench" / "judge_speed.json"
 STORES = ("data/groundtruth/amd-epyc/ground-truth.h5", "data/groundtruth/ground-truth.h5")
-
-
-def commit_of(folder: str) -> str:
-    found = subprocess.run(["git", "-C", folder, "rev-parse", "--short", "HEAD"],
-                           capture_output=True, text=True)
-    return found.stdout.strip()
-
-
-def timed(store: str, seeds: int) -> dict:
-    """One evaluation of the store, its output discarded: wall and CPU seconds, exit status."""
-    command = [sys.executable, "-m", "hybridtune.commands.main", "evaluate", "--db",
-               str(PROJECT_ROOT / store), "--json", "--noise-seeds", str(seeds)]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return {"store": store, "noise_seeds": seeds, "wall_s": round(wall, 1),
-            "cpu_s": round(cpu, 1), "exit": done.returncode,
-            "command": f"hybridtune evaluate --db {store} --json --noise-seeds {seeds}",
-            "error_tail": done.stderr[-400:] if done.returncode else ""}
 
 
 def main() -> int:
@@ -50,21 +22,20 @@ def main() -> int:
     parser.add_argument("--label", required=True, help="what is timed, e.g. before or after")
     parser.add_argument("--seeds", type=int, default=20)
     parser.add_argument("--stores", nargs="+", default=list(STORES))
-    parser.add_argument("--out", default=str(OUT))
+    parser.add_argument("--out", type=Path, default=PROJECT_ROOT / "data/bench/judge_speed.json")
     args = parser.parse_args()
-    checkout = os.environ.get("PYTHONPATH") or str(PROJECT_ROOT)
     runs = []
     for store in args.stores:
-        runs.append(timed(store, args.seeds))
+        command = ["evaluate", "--db", store, "--json", "--noise-seeds", str(args.seeds)]
+        timing = timed_command([sys.executable, "-m", "hybridtune.commands.main", *command[:2],
+                                str(PROJECT_ROOT / store), *command[3:]])
+        runs.append({"store": store, "noise_seeds": args.seeds, "wall_s": round(timing.wall_s, 1),
+                     "cpu_s": round(timing.cpu_s, 1), "exit": timing.exit,
+                     "command": "hybridtune " + " ".join(command),
+                     "error_tail": timing.stderr[-400:] if timing.exit else ""})
         print(json.dumps(runs[-1]), flush=True)
-    entry = {"label": args.label, "commit": commit_of(checkout), "checkout": checkout,
-             "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-             "host": platform.node(), "cpus": os.cpu_count(),
-             "load_1min_at_end": round(os.getloadavg()[0], 2), "runs": runs}
-    document = json.loads(open(args.out).read()) if os.path.exists(args.out) else {"entries": []}
-    document["entries"].append(entry)
-    with open(args.out, "w") as out:
-        json.dump(document, out, indent=1)
+    checkout = Path(os.environ.get("PYTHONPATH") or PROJECT_ROOT)
+    append_entry(args.out, bench_entry(args.label, checkout, runs))
     return 0 if all(run["exit"] == 0 for run in runs) else 1
 
 

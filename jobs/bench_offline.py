@@ -12,14 +12,13 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from hybridtune.describe.library import PROJECT_ROOT
 from hybridtune.describe.loader import load
+from hybridtune.pipeline.command_timing import timed_command
 from hybridtune.pipeline.offline_study import accuracy, offsite_way
 from hybridtune.predict.kerncraft_adapter import versions
 
@@ -37,15 +36,12 @@ def scenario_file(path: Path, ivps: list[str], machine: str) -> Path:
 
 
 def timed_predict(scenario: Path, db: Path, cache: Path, **extra) -> dict:
-    start = time.perf_counter()
-    out = subprocess.run([str(BIN / "hybridtune"), "predict", str(scenario), "--db", str(db),
-                          "--head", "1"], capture_output=True, text=True,
-                         env={**os.environ, "HYBRIDTUNE_CACHE": str(cache)})
-    wall = time.perf_counter() - start
-    if out.returncode != 0:
-        sys.exit(f"predict failed ({out.returncode}): {out.stderr[-2000:]}")
+    out = timed_command([str(BIN / "hybridtune"), "predict", str(scenario), "--db", str(db),
+                         "--head", "1"], {**os.environ, "HYBRIDTUNE_CACHE": str(cache)}, True)
+    if out.exit != 0:
+        sys.exit(f"predict failed ({out.exit}): {out.stderr[-2000:]}")
     ranked = [int(x) for x in re.findall(r": (\d+) ranked", out.stdout)]
-    found = {"wall_s": round(wall, 2), "configurations": len(ranked), "ranked": sum(ranked),
+    found = {"wall_s": round(out.wall_s, 2), "configurations": len(ranked), "ranked": sum(ranked),
              "kerncraft_analyses": int(re.search(r"(\d+) kerncraft analyses this run",
                                                  out.stdout).group(1)),
              "loops": int(re.search(r"(\d+) distinct loops", out.stdout).group(1)),

@@ -11,7 +11,6 @@ import argparse
 import json
 import os
 import platform
-import re
 import sys
 import tempfile
 import time
@@ -19,15 +18,10 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
-from hybridtune.commands.scenario_runs import load_error, predict_has_dry_run, problems, run_scenario
+from hybridtune.commands.scenario_runs import (load_error, predict_has_dry_run, problems,
+                                               run_scenario, tally)
 from hybridtune.commands.scenario_space import COMMANDS, scenarios
 from hybridtune.describe.library import PROJECT_ROOT
-
-
-def _first_lines(text: str, count: int = 3) -> list[str]:
-    """The traceback's last lines: where it was raised and what."""
-    lines = [line for line in text.strip().splitlines() if line.strip()]
-    return lines[-count:]
 
 
 def main() -> int:
@@ -69,26 +63,7 @@ def main() -> int:
             outcomes = run_scenario(drawn, folder, args.timeout)
             refused = load_error(drawn, folder)
             found = problems(drawn, outcomes, folder, refused)
-        result["count"] += 1
-        result["refused" if refused else "loaded"] += 1
-        if refused:
-            match = re.search(r"key '([\w-]+)", refused)
-            key = match[1] if match else "(none)"
-            by_key = result["refused_by_key"]
-            by_key[key] = by_key.get(key, 0) + 1
-        for command, outcome in outcomes.items():
-            key = str(outcome.code)
-            exits[command][key] = exits[command].get(key, 0) + 1
-            if outcome.code == "traceback":
-                result["tracebacks"].append({"command": command,
-                                             "first_lines": _first_lines(outcome.traceback),
-                                             "traceback": outcome.traceback,
-                                             "scenario": drawn.describe()})
-            elif outcome.code == "timeout":
-                result["timeouts"].append({"command": command, "scenario": drawn.describe()})
-        plain = [p for p in found if not p.split(":")[1].strip().startswith("exit traceback")]
-        if plain:
-            result["problems"].append({"problems": plain, "scenario": drawn.describe()})
+        tally(result, drawn, outcomes, refused, found)
         if result["count"] % 50 == 0:
             write()
             print(f"{result['count']} scenarios, {result['seconds']} s, "

@@ -161,3 +161,32 @@ def problems(drawn: Drawn, outcomes: dict, folder: Path, refused: str | None) ->
         found.append(f"variants: exit {outcomes['variants'].code} on a scenario that loads\n"
                      f"{outcomes['variants'].stderr}")
     return found
+
+
+def _last_lines(text: str, count: int = 3) -> list[str]:
+    """A traceback's last lines: where it was raised and what."""
+    return [line for line in text.strip().splitlines() if line.strip()][-count:]
+
+
+def tally(result: dict, drawn: Drawn, outcomes: dict, refused: str | None, found: list) -> None:
+    """Count one scenario into result (keys count, loaded, refused, refused_by_key, exit_codes per
+    command, tracebacks, timeouts, problems): what the space-of-scenarios benchmark reports."""
+    result["count"] += 1
+    result["refused" if refused else "loaded"] += 1
+    if refused:
+        match = re.search(r"key '([\w-]+)", refused)
+        key = match[1] if match else "(none)"
+        result["refused_by_key"][key] = result["refused_by_key"].get(key, 0) + 1
+    for command, outcome in outcomes.items():
+        codes = result["exit_codes"].setdefault(command, {})
+        codes[str(outcome.code)] = codes.get(str(outcome.code), 0) + 1
+        if outcome.code == "traceback":
+            result["tracebacks"].append({"command": command,
+                                         "first_lines": _last_lines(outcome.traceback),
+                                         "traceback": outcome.traceback,
+                                         "scenario": drawn.describe()})
+        elif outcome.code == "timeout":
+            result["timeouts"].append({"command": command, "scenario": drawn.describe()})
+    plain = [p for p in found if not p.split(":")[1].strip().startswith("exit traceback")]
+    if plain:
+        result["problems"].append({"problems": plain, "scenario": drawn.describe()})
