@@ -17,8 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from hybridtune.commands.main import _parser, main
-from hybridtune.commands.scenario_space import MACHINE_FILE, Drawn
-from hybridtune.describe import part_loader, source
+from hybridtune.commands.scenario_space import Drawn
 from hybridtune.describe.loader import load
 from hybridtune.errors import HybridtuneError
 
@@ -39,31 +38,6 @@ def _alarm(signum, frame):
     raise _Timeout()
 
 
-_MACHINES: dict = {}      # path -> ((mtime, size), Source)
-
-
-@contextlib.contextmanager
-def _machine_parsed_once():
-    """While open, the shipped machine file is parsed once per process: its 150 kB of benchmark
-    tables take a second to read, and every command of every scenario reads that same file."""
-
-    def read_source(path, text=None):
-        key = str(path)
-        if text is not None or not key.endswith(MACHINE_FILE):
-            return source.read_source(path, text)
-        stat = Path(key).stat()
-        stamp = (stat.st_mtime_ns, stat.st_size)
-        if _MACHINES.get(key, (None,))[0] != stamp:
-            _MACHINES[key] = (stamp, source.read_source(path))
-        return _MACHINES[key][1]
-
-    part_loader.read_source = read_source
-    try:
-        yield
-    finally:
-        part_loader.read_source = source.read_source
-
-
 def run_command(argv: list[str], timeout_s: float = 0) -> CommandOutcome:
     """hybridtune ARGV in this process: its exit code and output; an exception that escapes main
     is a traceback."""
@@ -73,8 +47,7 @@ def run_command(argv: list[str], timeout_s: float = 0) -> CommandOutcome:
     if timeout_s:
         signal.setitimer(signal.ITIMER_REAL, timeout_s)
     try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), \
-                _machine_parsed_once():
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
                 code = main(argv)
             except SystemExit as exit_:
@@ -119,8 +92,7 @@ def run_scenario(drawn: Drawn, folder: Path, timeout_s: float = 0) -> dict:
 def load_error(drawn: Drawn, folder: Path) -> str | None:
     """What loading the written scenario refuses, or None."""
     try:
-        with _machine_parsed_once():
-            load(folder / drawn.name, "scenario")
+        load(folder / drawn.name, "scenario")
     except HybridtuneError as error:
         return str(error)
     return None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,6 +14,8 @@ from hybridtune.describe.expr import ExpressionError
 from hybridtune.errors import DescriptionError
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
+PARSED_KEPT = 256       # parsed files kept per process, by path and content
+_PARSED: OrderedDict = OrderedDict()
 
 
 @dataclass(frozen=True)
@@ -24,7 +27,8 @@ class Source:
 
 
 def read_source(path: str | Path, text: str | None = None) -> Source:
-    """Read and parse a YAML file (or the given text, reported under that path)."""
+    """Read and parse a YAML file (or the given text, reported under that path); a text parsed
+    before under the same name is not parsed again (its tree is read, never changed)."""
     name = str(path)
     if text is None:
         try:
@@ -41,6 +45,10 @@ def read_source(path: str | Path, text: str | None = None) -> Source:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise DescriptionError(name, None, None, f"UTF-8 text (bad byte at {exc.start})") from None
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    if (name, digest) in _PARSED:      # a machine file's 150 kB of tables take a second to parse
+        _PARSED.move_to_end((name, digest))
+        return _PARSED[name, digest]
     reader = YAML(typ="rt", pure=True)   # round-trip mode builds plain maps and lists, never objects
     reader.allow_duplicate_keys = False
     try:
@@ -53,8 +61,10 @@ def read_source(path: str | Path, text: str | None = None) -> Source:
     except (YAMLError, ValueError, TypeError, RecursionError) as exc:
         raise DescriptionError(name, None, None, f"valid YAML ({exc})") from None
     _untag_units(root)
-    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    return Source(name, digest, root)
+    _PARSED[name, digest] = Source(name, digest, root)
+    if len(_PARSED) > PARSED_KEPT:
+        _PARSED.popitem(last=False)
+    return _PARSED[name, digest]
 
 
 def _untag_units(value) -> None:
