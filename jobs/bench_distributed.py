@@ -25,6 +25,7 @@ from pathlib import Path
 from hybridtune.commands.progress import stamped as log
 from hybridtune.describe.library import PROJECT_ROOT
 from hybridtune.describe.loader import load
+from hybridtune.measure.launch_env import child_environment
 from hybridtune.pipeline.distributed_study import (rank_scheduler, rank_throughput, strategy_table,
                                                    throughput_summary)
 from hybridtune.pipeline.first_timings import first_timings
@@ -33,7 +34,6 @@ from hybridtune.runtime.emulated_nodes import on_emulated_nodes
 from hybridtune.runtime.launch import discover
 
 BIN = Path(sys.executable).parent
-ENV = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "PMI_"))}
 
 STRATEGIES = ("preselect:5", "preselect:10", "run_all")
 
@@ -46,7 +46,7 @@ def strategies(n: int, budget: float, folder: Path, keep: Path) -> dict:
         "strategy: run_all\n")
     predicted = folder / "predicted.h5"
     subprocess.run([str(BIN / "hybridtune"), "predict", str(scenario_path), "--db", str(predicted)],
-                   check=True, capture_output=True, env=ENV)
+                   check=True, capture_output=True, env=child_environment(os.environ))
     runs = {}
     for strategy in STRATEGIES:
         store = folder / f"{strategy.replace(':', '-')}.h5"

@@ -26,12 +26,12 @@ def main() -> int:
     args = parser.parse_args()
     runs = []
     for store in args.stores:
-        command = ["evaluate", "--db", store, "--json", "--noise-seeds", str(args.seeds)]
-        timing = timed_command([sys.executable, "-m", "hybridtune.commands.main", *command[:2],
-                                str(PROJECT_ROOT / store), *command[3:]])
+        options = ["--json", "--noise-seeds", str(args.seeds)]
+        timing = timed_command([sys.executable, "-m", "hybridtune.commands.main", "evaluate",
+                                "--db", str(PROJECT_ROOT / store), *options])
         runs.append({"store": store, "noise_seeds": args.seeds, "wall_s": round(timing.wall_s, 1),
                      "cpu_s": round(timing.cpu_s, 1), "exit": timing.exit,
-                     "command": "hybridtune " + " ".join(command),
+                     "command": " ".join(["hybridtune evaluate --db", store, *options]),
                      "error_tail": timing.stderr[-400:] if timing.exit else ""})
         print(json.dumps(runs[-1]), flush=True)
     checkout = Path(os.environ.get("PYTHONPATH") or PROJECT_ROOT)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 from hybridtune.errors import HybridtuneError
+from hybridtune.measure.launch_env import child_environment, mpiexec_program
 
 NODE_NAMES = "abcdefgh"
 
@@ -18,7 +18,7 @@ def emulated_nodes_command(argv: list[str], nodes: int) -> list[str]:
     runtime/launch groups ranks by it)."""
     if not 1 <= nodes <= len(NODE_NAMES):
         raise HybridtuneError(f"emulated nodes: expected 1 to {len(NODE_NAMES)}, got {nodes}")
-    command = [str(Path(sys.executable).parent / "mpiexec")]
+    command = [mpiexec_program()]
     for index in range(nodes):
         command += [":"] * bool(index) + ["-n", "1", "-env", "SLURMD_NODENAME", NODE_NAMES[index],
                                           "taskset", "-c", str(index), *argv]
@@ -37,10 +37,9 @@ def last_json(text: str) -> dict:
 def on_emulated_nodes(argv: list[str], nodes: int, cwd: Path, timeout_s: float = 3600) -> dict:
     """Run argv on emulated nodes outside any Slurm or PMI job around this process: the JSON its
     rank 0 printed last."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "PMI_"))}
     command = emulated_nodes_command(argv, nodes)
-    done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, env=env,
-                          cwd=cwd)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s,
+                          env=child_environment(os.environ), cwd=cwd)
     if done.returncode != 0:
         raise HybridtuneError(f"{' '.join(command[:8])} ... failed ({done.returncode}):\n"
                               f"{done.stderr[-3000:]}")
