@@ -1,7 +1,10 @@
 /* Runs one variant library in its own process, driven line by line over stdin:
  *   check T0 H STEPS      -> writes the state after STEPS steps from the initial values (binary, n doubles)
  *   warmup T0 H STEPS     -> runs STEPS steps, untimed
- *   rep T0 H STEPS        -> resets the state to the initial values, times STEPS steps, prints seconds/step
+ *   rep T0 H STEPS [LIMIT] -> resets the state to the initial values, times STEPS steps, prints seconds/step;
+ *                            with LIMIT > 0 it stops once LIMIT seconds passed (the clock read
+ *                            about every LIMIT/256 s), so a load that slows the steps a
+ *                            thousandfold cannot stretch one repetition to minutes
  *   finite                -> prints 1 if every state component is finite (no inf, NaN), else 0
  *   quit
  * Usage: ht_runner LIBRARY N. Replies go to stdout, one line per command, flushed.
@@ -19,6 +22,8 @@
 
 #include "ht_runtime.h"
 #include "ht_timing.h"
+
+#define LIMIT_LOOKS 256   /* a repetition looks at the clock about this often per limit */
 
 typedef ht_ctx *(*create_fn)(long);
 typedef double *(*state_fn)(ht_ctx *);
@@ -48,9 +53,9 @@ int main(int argc, char **argv) {
     double *y = state(ctx);
     char line[256], cmd[32];
     while (fgets(line, sizeof line, stdin)) {
-        double t0 = 0.0, h = 0.0;
+        double t0 = 0.0, h = 0.0, limit = 0.0;
         long steps = 0;
-        if (sscanf(line, "%31s %lf %lf %ld", cmd, &t0, &h, &steps) < 1) continue;
+        if (sscanf(line, "%31s %lf %lf %ld %lf", cmd, &t0, &h, &steps, &limit) < 1) continue;
         if (!strcmp(cmd, "quit")) break;
         if (!strcmp(cmd, "finite")) {
             int ok = 1;
@@ -58,14 +63,25 @@ int main(int argc, char **argv) {
             printf("%d\n", ok);
         } else if (!strcmp(cmd, "check") || !strcmp(cmd, "warmup") || !strcmp(cmd, "rep")) {
             if (strcmp(cmd, "warmup")) initial(ctx);
+            if (strcmp(cmd, "rep")) limit = 0.0;
+            long done = 0, look = 1;     /* the step count at which the clock is read next */
             double start = now();
-            for (long k = 0; k < steps; ++k) step(ctx, t0 + k * h, h);
+            while (done < steps) {
+                step(ctx, t0 + done * h, h);
+                if (++done == look && limit > 0.0) {
+                    double spent = now() - start;
+                    if (spent > limit) break;
+                    /* next look after about limit / LIMIT_LOOKS more seconds at the rate so far */
+                    double more = done * (limit / LIMIT_LOOKS) / (spent > 0.0 ? spent : 1e-9);
+                    look = done + (more < 1.0 ? 1 : more > 1e12 ? 1000000000000L : (long)more);
+                }
+            }
             double elapsed = now() - start;
             if (!strcmp(cmd, "check")) {
                 size_t written = fwrite(y, sizeof(double), (size_t)n, stdout);
                 if (written != (size_t)n) return 5;
             } else {
-                printf("%.9e\n", steps > 0 ? elapsed / steps : 0.0);
+                printf("%.9e\n", done > 0 ? elapsed / done : 0.0);
             }
         } else {
             fprintf(stderr, "ht_runner: unknown command %s\n", cmd);

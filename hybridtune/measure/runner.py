@@ -41,6 +41,9 @@ class MeasureOptions:
     min_repetitions: int = 6
     max_repetitions: int = 200
     repetition_s: float = 0.02    # steps per repetition chosen so one takes about this long
+    repetition_limit: float = 10.0   # and one ends after this many times that, whatever its steps
+    #                                  (a load that preempts threads at every barrier can slow the
+    #                                  steps a thousandfold after they were counted)
     warmup_steps: int = 2
     check_steps: int = 3
     tolerance: float = 1e-10      # max |y - y_ref| / max |y_ref| after check_steps steps
@@ -352,12 +355,16 @@ def _calibrate(child: _Child, task: MeasureTask, options: MeasureOptions) -> int
     return steps_per_repetition(float(child.read()), options.repetition_s)
 
 
+def _repetition(task: MeasureTask, steps: int, options: MeasureOptions) -> str:
+    """The runner's command for one repetition of steps steps, ended early where it overruns
+    (the MPI runner runs them all: its ranks would have to agree where to stop)."""
+    return f"rep 0.0 {task.h!r} {steps} {options.repetition_limit * options.repetition_s!r}"
+
+
 def _time(child: _Child, task: MeasureTask, options: MeasureOptions, steps: int) -> list[float]:
     """Repetitions of steps steps under the timing protocol's stop rule (measure/repetitions)."""
-    h = repr(task.h)
-
     def once() -> float:
-        child.send(f"rep 0.0 {h} {steps}")
+        child.send(_repetition(task, steps, options))
         return float(child.read())
 
     return repeat(once, options)
@@ -400,7 +407,7 @@ def retime_interleaved(tasks: list[MeasureTask], options: MeasureOptions = Measu
             while children and rounds < options.max_repetitions:
                 for task in random.sample(list(children), len(children)):
                     try:
-                        children[task].send(f"rep 0.0 {task.h!r} {steps[task]}")
+                        children[task].send(_repetition(task, steps[task], options))
                         samples[task].append(float(children[task].read()))
                     except _ChildFailed as failure:
                         failed(task, failure.status, failure.message)

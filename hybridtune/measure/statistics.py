@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 
 def median_ci(samples: list[float], confidence: float = 0.95) -> tuple[float, float, float]:
@@ -14,11 +15,23 @@ def median_ci(samples: list[float], confidence: float = 0.95) -> tuple[float, fl
         return math.nan, -math.inf, math.inf
     middle = count // 2
     median = values[middle] if count % 2 else 0.5 * (values[middle - 1] + values[middle])
-    from scipy.stats import binom    # scipy.stats takes a second to import: only when timing
-    rank = int(binom.ppf((1 - confidence) / 2, count, 0.5))   # 1-based rank of the lower bound
+    rank = binomial_quantile((1 - confidence) / 2, count)   # 1-based rank of the lower bound
     if rank < 1:
         return median, -math.inf, math.inf
     return median, values[rank - 1], values[count - rank]
+
+
+@lru_cache(maxsize=None)
+def binomial_quantile(q: float, count: int) -> int:
+    """The smallest k with P(X <= k) >= q for X ~ Binomial(count, 1/2) (scipy's binom.ppf, in
+    exact integers: importing scipy.stats takes a second, in every process that times)."""
+    numerator, denominator = float(q).as_integer_ratio()
+    target, below = numerator * 2 ** count, 0
+    for k in range(count + 1):
+        below += math.comb(count, k)
+        if below * denominator >= target:
+            return k
+    return count
 
 
 def relative_half_width(median: float, low: float, high: float) -> float:

@@ -47,8 +47,12 @@ def test_a_barrier_and_logp_round_trips_are_timed():
     prtt = comm_run("prtt", [1, 65536], reps=3, target_s=0.002, messages=8)
     for point in prtt.points:
         assert point.messages == 8 and point.delay_s == point.prtt_1.median_s
-        # eight messages take longer than one, and a delay between them longer still
-        assert point.prtt_1.median_s < point.prtt_n0.median_s < point.prtt_nd.median_s
+        # with a busy delay before seven of eight messages they take at least those delays. Not
+        # compared: eight back to back against one (one round trip and seven gaps, the gaps within
+        # the noise at 1 byte), nor with against without the delay (where the gap exceeds overhead
+        # and delay the delay is hidden, as LogP has it: seen at 64 KiB on two cores)
+        assert 0 < point.prtt_1.median_s and 0 < point.prtt_n0.median_s
+        assert point.prtt_nd.median_s > (point.messages - 1) * point.delay_s
 
 
 def test_bad_requests_and_output_are_refused_with_what_was_expected():

@@ -16,8 +16,8 @@ from hybridtune.generate.pool import select_variants
 from hybridtune.measure.load import (BUSY_SHARE, RETIMINGS, WIDE_LIMIT, Look, Process, Watch,
                                      doubts, look, other_load, parse_cpus, parse_process,
                                      parse_thread, quietest, row_doubts)
-from hybridtune.measure.runner import MeasureOptions
-from hybridtune.measure.tasks import measure_configuration
+from hybridtune.measure.runner import MeasureOptions, measure, runner_program, variant_library
+from hybridtune.measure.tasks import plan_tasks
 
 SPIN = "import os, sys\nos.sched_setaffinity(0, {int(sys.argv[1])})\nwhile True: pass"
 FAULTS = Path(__file__).parents[1] / "data" / "faults"
@@ -117,11 +117,16 @@ def test_a_timing_under_load_is_timed_again_then_flagged_in_its_row():
     method, ivp = faults.methods[0], faults.ivps[0]
     variants = select_variants(faults, method, ["A_RHS_predictor_jl_LC_jli_RHS_jl_Approx_ji_"
                                                 "Update_j"])
-    busy = spinners(sorted(os.sched_getaffinity(0)))
+    [task] = plan_tasks(faults, Configuration(method, ivp, 20000, 1), variants)
+    assert runner_program().ok and variant_library(task.generated).ok   # built before the load
+    # three on each core, each in a session of its own: the runner starts one too, and where the
+    # kernel groups processes by session (autogroup) each session gets an equal share of a core.
+    # One spinner in this session took a third of the runner's core, and in 1 run of 11 less than
+    # BUSY_SHARE through a whole timing; three sessions take three quarters
+    busy = spinners(3 * sorted(os.sched_getaffinity(0)), new_session=True)
     try:
         time.sleep(0.3)
-        [result] = measure_configuration(faults, Configuration(method, ivp, 20000, 1), variants,
-                                         MeasureOptions(budget_s=0.2))
+        result = measure(task, MeasureOptions(budget_s=0.2))
     finally:
         ended(busy)
     assert result.status == "ok", result.message

@@ -1,5 +1,6 @@
 """Measurement: real variants verified and timed; a crash, a hang, a wrong value and a compile error are recorded as such."""
 
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -9,6 +10,7 @@ import pytest
 from hybridtune.describe.library import PROJECT_ROOT
 from hybridtune.describe.loader import load, load_named
 from hybridtune.generate.cvariant import generate_variant
+from hybridtune.measure import runner
 from hybridtune.measure.runner import MeasureOptions, MeasureTask, measure
 from hybridtune.describe.configuration import Configuration
 from hybridtune.generate.pool import pool_for, select_variants
@@ -111,7 +113,6 @@ class _FlakyStart:
 ])
 def test_a_step_whose_mpi_start_failed_is_started_again_and_a_variants_crash_is_not(
         monkeypatch, failing, hosts, message, started, ok):
-    from hybridtune.measure import runner
     fake = _FlakyStart(failing, message)
     _FlakyStart.started = 0
     monkeypatch.setattr(runner, "_Child", fake)
@@ -128,3 +129,26 @@ def test_a_step_whose_mpi_start_failed_is_started_again_and_a_variants_crash_is_
     assert (answer == "answer") == ok and (failure is None) == ok
     if not ok and started == runner.LAUNCH_ATTEMPTS:
         assert failure.message.startswith("MPI did not start in 3 attempts")
+
+
+def test_a_repetition_ends_at_its_time_limit_whatever_its_steps(faults):
+    """A load can slow the steps a thousandfold after a repetition's steps were counted; its time
+    limit ends it then, and the reply is still seconds per step run."""
+    method, ivp = faults.methods[0], faults.ivps[0]
+    variant = pool_for(faults, method)[BASE + "Update_j"]
+    generated = generate_variant(variant, faults.skeletons[0], faults.template_map, method, ivp)
+    task = MeasureTask(generated, method.name, ivp.name, 200, 1, ivp.step_size(200))
+    child = runner._Child(str(runner.runner_program().path),
+                          str(runner.variant_library(generated).path), task, 60.0)
+    try:
+        child.send(f"rep 0.0 {task.h!r} 1000")
+        one_step = float(child.read())
+        steps = int(600 / one_step)      # ten minutes of steps, were they all run
+        started = time.monotonic()
+        child.send(f"rep 0.0 {task.h!r} {steps} 0.05")
+        per_step = float(child.read())
+        took = time.monotonic() - started
+    finally:
+        child.close()
+    assert took < 5.0, took
+    assert 0.2 * one_step < per_step < 20 * one_step, (per_step, one_step)
