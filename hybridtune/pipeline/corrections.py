@@ -8,7 +8,6 @@ from pathlib import Path
 from hybridtune.describe.library import default_store
 from hybridtune.errors import RequestError
 from hybridtune.learn.correct import corrected_times
-from hybridtune.learn.persist import latest_models, load_model
 from hybridtune.learn.table import Z95
 from hybridtune.pipeline.store_frames import machine_rows
 from hybridtune.predict.features import FEATURE_SCHEMA
@@ -48,6 +47,7 @@ def require_model(path: str | None, machine_sha256: str, option: str = "--correc
 def prepared_corrections(path: str, machine_sha256: str) -> tuple:
     """What corrections need of the store: the rows of a machine file and its latest model
     (rebuilt); an error naming `hybridtune train` where there is no model."""
+    from hybridtune.learn.persist import latest_models, load_model   # sklearn: 1 s to import
     rows, frames = machine_rows(path, machine_sha256)
     stored = latest_models(frames["models"], rows.machine_sha256)
     record = stored.get("gp") or stored.get("linear")

@@ -13,7 +13,6 @@ from hybridtune.describe.configuration import Configuration
 from hybridtune.describe.scenario import Scenario
 from hybridtune.describe.strategy import Strategy
 from hybridtune.runtime import signals
-from hybridtune.pipeline.hybrid_searches import searches
 from hybridtune.pipeline.measuring_phase import Collector, retime, run_searches, spread_builds, task_cost
 from hybridtune.pipeline.measurement_rows import row_ok
 from hybridtune.pipeline.offline_stages import predict_scenario
@@ -280,6 +279,7 @@ def configuration_searches(request: TuneRequest, plans: list, store, hardware_id
                            observer: TuningObserver) -> tuple[list, tuple, str]:
     """Per configuration its search, the notes for the user and the measuring phase's label."""
     if request.strategy.name in BELIEF:
+        from hybridtune.pipeline.hybrid_searches import searches   # sklearn: 1 s to import
         found, note = searches(plans, store, request.scenario.machine.sha256, hardware_id,
                                request.strategy.stop, request.max_measurements, request.prior,
                                request.strategy.sample)
