@@ -27,17 +27,24 @@ def steps_per_repetition(one_step_s: float, repetition_s: float) -> int:
     return max(1, int(math.ceil(repetition_s / max(one_step_s, 1e-9))))
 
 
-def repeat(time_once: Callable[[], float], options) -> list[float]:
-    """time_once() repeated under the stop rule of options (a MeasureOptions): its samples."""
+def repeat(time_once: Callable[[], float], options, ceiling_s: float = math.inf) -> list[float]:
+    """time_once() repeated under the stop rule of options (a MeasureOptions): its samples; cut
+    short, with fewer than min_repetitions where need be, once ceiling_s seconds were spent."""
     samples: list[float] = []
     started = time.monotonic()
     while len(samples) < options.max_repetitions:
         samples.append(time_once())
-        if len(samples) >= options.min_repetitions and (
-                interval_reached(samples, options.ci_target)
-                or time.monotonic() - started > options.budget_s):
+        spent = time.monotonic() - started
+        if spent > ceiling_s or len(samples) >= options.min_repetitions and (
+                interval_reached(samples, options.ci_target) or spent > options.budget_s):
             break
     return samples
+
+
+def ceiling(options, round_s: float, least: int, count: int = 1) -> float:
+    """The most seconds a timing of count variants takes, rounds (one repetition of each) planned
+    at round_s: options.overrun times what their budgets or its least rounds need, the more."""
+    return options.overrun * max(options.budget_s * count, least * round_s)
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from hybridtune.measure.launch_env import (child_environment, nested_mpi_command
 from hybridtune.measure import race
 from hybridtune.measure.provenance import (build_identity, code_sha256, hardware_identity,
                                           node_name)
-from hybridtune.measure.repetitions import repeat, steps_per_repetition
+from hybridtune.measure.repetitions import ceiling, repeat, steps_per_repetition
 from hybridtune.measure.statistics import median_ci, relative_half_width
 
 STATUSES = ("ok", "compile_error", "crash", "timeout", "wrong_result")
@@ -44,6 +44,8 @@ class MeasureOptions:
     repetition_limit: float = 10.0   # and one ends after this many times that, whatever its steps
     #                                  (a load that preempts threads at every barrier can slow the
     #                                  steps a thousandfold after they were counted)
+    overrun: float = 5.0          # a timing is cut short after this many times what its budget or
+    #                               its least repetitions need (its interval unbounded: flagged)
     warmup_steps: int = 2
     check_steps: int = 3
     tolerance: float = 1e-10      # max |y - y_ref| / max |y_ref| after check_steps steps
@@ -270,8 +272,8 @@ def measure(task: MeasureTask, options: MeasureOptions = MeasureOptions(), hosts
                 error) else None, message=f"after {options.check_steps} steps the state differs "
                 f"from the reference by {error:.3g} (relative max norm; tolerance "
                 f"{options.tolerance:g})")
-        steps = _calibrate(child, task, options)
-        samples, load = _until_sound(lambda: {task: _time(child, task, options, steps)},
+        steps, planned_s = _calibrate(child, task, options)
+        samples, load = _until_sound(lambda: {task: _time(child, task, options, steps, planned_s)},
                                      [child.process.pid], task)
         samples = samples[task]
         child.send("finite")
@@ -346,13 +348,16 @@ def _until_sound(time_once, roots: list, task: MeasureTask) -> tuple[dict, dict]
     return samples, {**(load or {}), "timings": len(attempts)}
 
 
-def _calibrate(child: _Child, task: MeasureTask, options: MeasureOptions) -> int:
-    """Warm up, then the steps per repetition that make one repetition about repetition_s."""
+def _calibrate(child: _Child, task: MeasureTask, options: MeasureOptions) -> tuple[int, float]:
+    """Warm up, then the steps per repetition that make one repetition about repetition_s, and
+    how long one of them should take."""
     h = repr(task.h)
     child.send(f"warmup 0.0 {h} {options.warmup_steps}")
     child.read()
     child.send(f"rep 0.0 {h} 1")
-    return steps_per_repetition(float(child.read()), options.repetition_s)
+    one_step = float(child.read())
+    steps = steps_per_repetition(one_step, options.repetition_s)
+    return steps, steps * one_step
 
 
 def _repetition(task: MeasureTask, steps: int, options: MeasureOptions) -> str:
@@ -361,13 +366,15 @@ def _repetition(task: MeasureTask, steps: int, options: MeasureOptions) -> str:
     return f"rep 0.0 {task.h!r} {steps} {options.repetition_limit * options.repetition_s!r}"
 
 
-def _time(child: _Child, task: MeasureTask, options: MeasureOptions, steps: int) -> list[float]:
-    """Repetitions of steps steps under the timing protocol's stop rule (measure/repetitions)."""
+def _time(child: _Child, task: MeasureTask, options: MeasureOptions, steps: int,
+          planned_s: float) -> list[float]:
+    """Repetitions of steps steps (planned_s seconds each) under the timing protocol's stop rule
+    (measure/repetitions)."""
     def once() -> float:
         child.send(_repetition(task, steps, options))
         return float(child.read())
 
-    return repeat(once, options)
+    return repeat(once, options, ceiling(options, planned_s, options.min_repetitions))
 
 
 def retime_interleaved(tasks: list[MeasureTask], options: MeasureOptions = MeasureOptions(),
@@ -380,7 +387,7 @@ def retime_interleaved(tasks: list[MeasureTask], options: MeasureOptions = Measu
     (at most RETIMINGS times) where the host was busy or an interval is too wide (measure/load);
     a child that fails is a status. Named hosts: every task's ranks across them."""
     tasks = [replace(task, hosts=tuple(hosts)) for task in tasks] if hosts else tasks
-    children, results, steps = {}, {}, {}
+    children, results, steps, planned = {}, {}, {}, {}
 
     def failed(task, status, message):
         results[task] = Measurement(**_provenance(task, options), status=status, message=message)
@@ -399,11 +406,12 @@ def retime_interleaved(tasks: list[MeasureTask], options: MeasureOptions = Measu
             if failure is not None:
                 failed(task, failure.status, failure.message)
                 continue
-            children[task], steps[task] = child, calls
+            children[task], (steps[task], planned[task]) = child, calls
 
         def rounds_once() -> dict:
             samples = {task: [] for task in children}
             started, rounds = time.monotonic(), 0
+            most_s = ceiling(options, sum(planned.values()), min_rounds, len(children))
             while children and rounds < options.max_repetitions:
                 for task in random.sample(list(children), len(children)):
                     try:
@@ -412,8 +420,9 @@ def retime_interleaved(tasks: list[MeasureTask], options: MeasureOptions = Measu
                     except _ChildFailed as failure:
                         failed(task, failure.status, failure.message)
                 rounds += 1
-                if rounds >= min_rounds and (
-                        time.monotonic() - started > options.budget_s * len(tasks)
+                spent = time.monotonic() - started
+                if spent > most_s or rounds >= min_rounds and (
+                        spent > options.budget_s * len(tasks)
                         or race.settled({t: median_ci(samples[t]) for t in children})):
                     break
             return {task: samples[task] for task in children}

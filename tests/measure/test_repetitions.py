@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import itertools
+import math
+import time
 
 import pytest
 
-from hybridtune.measure.repetitions import (interval_reached, repeat, steps_per_repetition,
-                                            time_steps)
+from hybridtune.measure.repetitions import (ceiling, interval_reached, repeat,
+                                            steps_per_repetition, time_steps)
+from hybridtune.measure.statistics import median_ci
 from hybridtune.measure.runner import MeasureOptions
 
 
@@ -61,3 +64,23 @@ def test_time_steps_leaves_an_unbounded_interval_out():
     options = MeasureOptions(min_repetitions=3, max_repetitions=3, warmup_steps=0)
     timing = time_steps(lambda k, warm: 0.5, options)
     assert timing.ci_low_s is None and timing.ci_rel is None and timing.repetitions == 3
+
+
+def test_repeat_is_cut_short_at_its_ceiling_below_the_least_repetitions():
+    """Repetitions that take far longer than planned (a load that slows every step) end at the
+    ceiling, too few for an interval: the timing is flagged, not stretched."""
+    def slow() -> float:
+        time.sleep(0.05)
+        return 1.0
+    options = MeasureOptions(min_repetitions=6, max_repetitions=100, budget_s=0.0)
+    started = time.monotonic()
+    samples = repeat(slow, options, ceiling_s=0.12)
+    assert 1 <= len(samples) <= 3 < options.min_repetitions and time.monotonic() - started < 1.0
+    assert median_ci(samples)[1:] == (-math.inf, math.inf)
+
+
+def test_the_ceiling_is_overrun_times_the_budget_or_the_least_rounds():
+    options = MeasureOptions(budget_s=0.2, overrun=5.0)
+    assert ceiling(options, 0.02, 6) == pytest.approx(1.0)          # the budget needs more
+    assert ceiling(options, 1.0, 6) == pytest.approx(30.0)          # a step of a second
+    assert ceiling(options, 0.12, 10, count=6) == pytest.approx(6.0)   # interleaved rounds
