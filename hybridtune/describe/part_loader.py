@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+from collections import OrderedDict
 from pathlib import Path
 
 from hybridtune.describe import library
@@ -11,7 +12,7 @@ from hybridtune.describe.kernel import parse_kernel
 from hybridtune.describe.machine import parse_machine
 from hybridtune.describe.method import parse_method
 from hybridtune.describe.skeleton import parse_skeleton
-from hybridtune.describe.source import Node, Source, read_source
+from hybridtune.describe.source import Node, Source, kept, read_source
 from hybridtune.errors import DescriptionError
 
 KINDS = ("method", "ivp", "kernel", "skeleton", "machine", "scenario")
@@ -19,6 +20,7 @@ KINDS = ("method", "ivp", "kernel", "skeleton", "machine", "scenario")
 
 PART_PARSERS = {"method": parse_method, "ivp": parse_ivp, "kernel": parse_kernel,
                 "skeleton": parse_skeleton, "machine": parse_machine}
+_PARTS: OrderedDict = OrderedDict()    # parsed parts by file and content: each is frozen
 
 
 def detect_kind(source: Source) -> str:
@@ -55,7 +57,8 @@ def checked_source(path: str | Path, kind: str | None) -> tuple[Source, str]:
 def load_part(path: str | Path, kind: str):
     """Load and validate one description file of a scenario's part."""
     source, found = checked_source(path, kind)
-    return PART_PARSERS[found](source)
+    # an IVP's checks evaluate its right-hand side: loading a scenario parsed its parts again
+    return kept(_PARTS, (source.path, source.sha256, found), lambda: PART_PARSERS[found](source))
 
 
 def load_named(kind: str, ref: str, base: Path, where: Node | None = None):

@@ -46,9 +46,11 @@ def read_source(path: str | Path, text: str | None = None) -> Source:
         except UnicodeDecodeError as exc:
             raise DescriptionError(name, None, None, f"UTF-8 text (bad byte at {exc.start})") from None
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    if (name, digest) in _PARSED:      # a machine file's 150 kB of tables take a second to parse
-        _PARSED.move_to_end((name, digest))
-        return _PARSED[name, digest]
+    # a machine file's 150 kB of tables take a second to parse
+    return kept(_PARSED, (name, digest), lambda: _parsed(name, digest, text))
+
+
+def _parsed(name: str, digest: str, text: str) -> Source:
     reader = YAML(typ="rt", pure=True)   # round-trip mode builds plain maps and lists, never objects
     reader.allow_duplicate_keys = False
     try:
@@ -61,10 +63,19 @@ def read_source(path: str | Path, text: str | None = None) -> Source:
     except (YAMLError, ValueError, TypeError, RecursionError) as exc:
         raise DescriptionError(name, None, None, f"valid YAML ({exc})") from None
     _untag_units(root)
-    _PARSED[name, digest] = Source(name, digest, root)
-    if len(_PARSED) > PARSED_KEPT:
-        _PARSED.popitem(last=False)
-    return _PARSED[name, digest]
+    return Source(name, digest, root)
+
+
+def kept(cache: OrderedDict, key, make, most: int = PARSED_KEPT):
+    """make() for key, kept in cache with the `most` keys last used (what make raises is not
+    kept)."""
+    if key in cache:
+        cache.move_to_end(key)
+        return cache[key]
+    cache[key] = value = make()
+    if len(cache) > most:
+        cache.popitem(last=False)
+    return value
 
 
 def _untag_units(value) -> None:
