@@ -10,7 +10,7 @@ from hybridtune.commands.selection_arguments import add_selection
 from hybridtune.pipeline.variant_measuring import (MeasureRequest, measure_plan,
                                                    plan_measurements, result_failures)
 from hybridtune.report.failures import failure_lines, group_failures, without_choice_line
-from hybridtune.report.tuning import where_measured
+from hybridtune.report.tuning import plus_minus, where_measured
 
 
 def add_arguments(measure) -> None:
@@ -26,7 +26,7 @@ def add_arguments(measure) -> None:
 
 
 def _result_line(result) -> str:
-    time = f"{result.median_s:.4e} s/step +-{100 * result.ci_rel:.1f}%" \
+    time = f"{result.median_s:.4e} s/step {plus_minus(result.ci_rel)}" \
         if result.status == "ok" else result.message.splitlines()[0][:100]
     doubts = (result.hardware.get("load") or {}).get("doubts") or []
     return (f"{result.id} {where_measured(result.as_json())}: {result.status} "

@@ -5,6 +5,8 @@ The shortlist is what was measured.
 
 from __future__ import annotations
 
+import math
+
 from hybridtune.measure.load import BUSY_SHARE, WIDE_LIMIT, row_doubts
 from hybridtune.report.failures import every_failed, group_failures
 from hybridtune.report.ranking import configuration_title, unranked_why
@@ -69,17 +71,25 @@ def chosen_line(outcome, strategy: str) -> tuple[str, dict]:
         notes.append(f"{len(tied)} other{'s' if len(tied) > 1 else ''} within "
                      f"{100 * max(tied.values()):.1f}% not told apart from it"
                      + (": a larger --budget tells them apart"
-                        if (row.get("ci_rel") or 0) > WIDE else ""))
+                        if not (row.get("ci_rel") or 0) <= WIDE else ""))
     record["tied"] = [{"id": i, "gap": g} for i, g in tied.items()]
     hardware = row.get("hardware")
     record["chosen"]["load"] = hardware.get("load") if isinstance(hardware, dict) else None
     record["chosen"]["doubts"] = row_doubts(row)
     record["unreliable"] = unreliable(outcome, best.id)
     note = "".join(f", {n}" for n in notes)
-    return (f"  chosen: {best.id}: measured {row['median_s']:.4e} s/step +-"
-            f"{100 * (row.get('ci_rel') or 0):.1f}% (predicted {best.predicted_s:.4e}, "
+    return (f"  chosen: {best.id}: measured {row['median_s']:.4e} s/step "
+            f"{plus_minus(row.get('ci_rel'))} (predicted {best.predicted_s:.4e}, "
             f"rank {best.rank}); {measured} of {len(plan.shortlisted)} shortlisted measured, "
             f"{outcome.new} new{note}{left}{unreliable_words(record['unreliable'])}", record)
+
+
+def plus_minus(ci_rel: float | None) -> str:
+    """A timing's interval as the lines print it ("+-2.1%"), or that it has none: a timing cut
+    short (measure/repetitions) has too few repetitions for one."""
+    if ci_rel is None or not math.isfinite(ci_rel):
+        return "with no interval (too few repetitions)"
+    return f"+-{100 * ci_rel:.1f}%"
 
 
 def unreliable(outcome, chosen_id: str) -> dict | None:

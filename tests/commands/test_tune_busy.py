@@ -26,7 +26,12 @@ def ok_rows(store) -> list[dict]:
 def test_under_a_load_on_every_core_every_configuration_is_flagged(tune_store):
     cpus = sorted(os.sched_getaffinity(0))
     threads = [t for t in (1, 2) if t <= len(cpus)]
-    busy = [subprocess.Popen([sys.executable, "-c", SPIN, str(cpu)]) for cpu in cpus]
+    # each spinner in a session of its own: a runner starts one too, and where the kernel groups
+    # processes by session (autogroup) each session gets an equal share of a core. Spinners in
+    # this session (with pytest and tune, on both cores) took about a third of a runner's core, and
+    # a configuration whose every attempt got its core nearly alone was flagged nowhere
+    busy = [subprocess.Popen([sys.executable, "-c", SPIN, str(cpu)], start_new_session=True)
+            for cpu in cpus]
     try:
         time.sleep(0.3)
         done = run(tune_command(tune_store, "--json",

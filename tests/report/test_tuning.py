@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import pytest
 
 from hybridtune.pipeline.tuning_run import Outcome
-from hybridtune.report.tuning import (chosen_line, layout_lines, thread_notes,
+from hybridtune.report.tuning import (chosen_line, layout_lines, plus_minus, thread_notes,
                                       unreliable_summary)
 
 
@@ -96,3 +96,9 @@ def test_a_busy_timing_makes_the_chosen_line_and_the_notes_unreliable():
     assert unreliable_summary(records).startswith(
         "warning: 1 of 2 configurations measured on a busy machine")
     assert unreliable_summary([config(1, 1.0, False)]) is None
+
+
+def test_a_timing_without_an_interval_says_so_not_plus_minus_zero():
+    assert plus_minus(0.021) == "+-2.1%"
+    for cut_short in (None, float("nan"), float("inf")):
+        assert plus_minus(cut_short) == "with no interval (too few repetitions)"
