@@ -38,10 +38,24 @@ def code_identity() -> str:
 
 
 def form_key(template, variant: str, method, ivp) -> str:
-    """The cache key of one form job: the descriptions' full values (frozen dataclasses, so
-    their repr is their content) and the builders' code."""
-    text = "\0".join((code_identity(), repr(template), variant, repr(method), repr(ivp)))
-    return hashlib.sha256(text.encode()).hexdigest()[:32]
+    """The cache key of one form job (see form_keys)."""
+    return form_keys([(template, variant, method, ivp)])[0]
+
+
+def form_keys(jobs: list) -> list[str]:
+    """The cache key of each form job (template, variant, method, IVP): the descriptions' full
+    values (frozen dataclasses, so their repr is their content) and the builders' code. A
+    description shared by many jobs is written out once."""
+    texts: dict = {}     # id -> repr, of descriptions the jobs hold alive meanwhile
+
+    def text(description) -> str:
+        if id(description) not in texts:
+            texts[id(description)] = repr(description)
+        return texts[id(description)]
+
+    return [hashlib.sha256("\0".join((code_identity(), text(template), variant, text(method),
+                                      text(ivp))).encode()).hexdigest()[:32]
+            for template, variant, method, ivp in jobs]
 
 
 @lru_cache(maxsize=None)

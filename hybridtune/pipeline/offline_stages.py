@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from hybridtune.describe.configuration import Configuration, configurations, runnable
 from hybridtune.pipeline.comm_models import communication_models
 from hybridtune.describe.scenario import Scenario
-from hybridtune.generate.form_cache import cached_form, form_key, keep_form
+from hybridtune.generate.form_cache import cached_form, form_keys, keep_form
 from hybridtune.generate.kerncraft_form import kerncraft_form
 from hybridtune.generate.pool import build_pool
 from hybridtune.runtime import signals
@@ -67,7 +67,7 @@ def kernel_forms(scenario: Scenario, method, workers: int | None = None) -> dict
             for ivp in scenario.ivps if template.evaluates_rhs else scenario.ivps[:1]:
                 keys.append((template.name, variant.name, ivp.name if template.evaluates_rhs else ""))
                 jobs.append((template, variant.name, method, ivp))
-    cache_keys = [form_key(*job) for job in jobs]
+    cache_keys = form_keys(jobs)
     forms = [cached_form(key) for key in cache_keys]
     todo = [i for i, form in enumerate(forms) if form is None]
     workers = workers or len(os.sched_getaffinity(0))
