@@ -379,13 +379,11 @@ def _time(child: _Child, task: MeasureTask, options: MeasureOptions, steps: int,
 
 def retime_interleaved(tasks: list[MeasureTask], options: MeasureOptions = MeasureOptions(),
                        hosts: tuple = (), min_rounds: int = 10) -> list[Measurement]:
-    """Time already verified variants again, one repetition of each in turn (a fresh random order
-    each round), so that drifting machine load falls on all of them alike: at least min_rounds
-    rounds, then until the race is settled (measure/race: every one told apart from the fastest or
-    within its practical gap), the budget of all of them is spent or max_repetitions rounds ran;
-    the whole round again
-    (at most RETIMINGS times) where the host was busy or an interval is too wide (measure/load);
-    a child that fails is a status. Named hosts: every task's ranks across them."""
+    """Time verified variants again, one repetition of each in turn (a fresh random order each
+    round) so that drifting load falls on all alike: at least min_rounds rounds, then until the
+    race is settled (measure/race), their budgets are spent or max_repetitions rounds ran; all
+    again (at most RETIMINGS times) where the host was busy or an interval too wide
+    (measure/load). A child that fails is a status. Named hosts: every task's ranks across them."""
     tasks = [replace(task, hosts=tuple(hosts)) for task in tasks] if hosts else tasks
     children, results, steps, planned = {}, {}, {}, {}
 
