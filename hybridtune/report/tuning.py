@@ -71,7 +71,7 @@ def chosen_line(outcome, strategy: str) -> tuple[str, dict]:
         notes.append(f"{len(tied)} other{'s' if len(tied) > 1 else ''} within "
                      f"{100 * max(tied.values()):.1f}% not told apart from it"
                      + (": a larger --budget tells them apart"
-                        if not (row.get("ci_rel") or 0) <= WIDE else ""))
+                        if (row.get("ci_rel") or 0) > WIDE else ""))
     record["tied"] = [{"id": i, "gap": g} for i, g in tied.items()]
     hardware = row.get("hardware")
     record["chosen"]["load"] = hardware.get("load") if isinstance(hardware, dict) else None
