@@ -70,15 +70,18 @@ def build_pool(skeletons: tuple, templates: dict, method: Method) -> Pool:
 
 
 def covering_sample(variants) -> list:
-    """Per skeleton, variants that together use every kernel variant of its templates: the first
-    variant that adds one not yet used, in the order given."""
-    chosen, seen = [], set()
-    for variant in variants:
-        new = {(variant.skeleton, k) for k in variant.kernels} - seen
-        if new:
-            chosen.append(variant)
-            seen |= new
-    return chosen
+    """Few variants that together use every kernel variant of each skeleton's templates: in turn
+    the one that uses the most kernel variants not yet used (the first of equals, in the order
+    given), kept in that order."""
+    variants = list(variants)
+    uses = [{(variant.skeleton, k) for k in variant.kernels} for variant in variants]
+    unused = set().union(*uses)
+    chosen: list[int] = []
+    while unused:
+        best = max(range(len(variants)), key=lambda i: (len(uses[i] & unused), -i))
+        chosen.append(best)
+        unused -= uses[best]
+    return [variants[i] for i in sorted(chosen)]
 
 
 def pool_for(scenario, method) -> dict[str, Variant]:

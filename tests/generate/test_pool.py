@@ -4,7 +4,7 @@ from collections import Counter
 
 from hybridtune.describe.collocation import method_yaml
 from hybridtune.describe.loader import load
-from hybridtune.generate.pool import build_pool
+from hybridtune.generate.pool import build_pool, covering_sample
 
 PER_SKELETON = {"A": 48, "B": 48, "C": 64, "D": 64, "E": 32, "F": 32, "G": 48, "H": 48}
 
@@ -15,6 +15,25 @@ def test_default_pool_has_offsites_384(default_scenario, radau7):
     assert Counter(v.skeleton for v in pool.variants) == PER_SKELETON
     assert len({v.id for v in pool.variants}) == 384
     assert len({v.code_hash for v in pool.variants}) == 384
+
+
+def test_the_covering_sample_uses_every_kernel_variant_with_the_fewest_variants(default_scenario,
+                                                                              radau7):
+    pool = build_pool(default_scenario.skeletons, default_scenario.template_map, radau7)
+    sample = covering_sample(pool.variants)
+    assert {(v.skeleton, k) for v in sample for k in v.kernels} == \
+        {(v.skeleton, k) for v in pool.variants for k in v.kernels}
+    # no cover has fewer variants of a skeleton than its template with the most kernel variants
+    kernels: dict = {}
+    for v in pool.variants:
+        for template, kernel in v.kernels:
+            kernels.setdefault((v.skeleton, template), set()).add(kernel)
+    least = Counter()
+    for (skeleton, _), used in kernels.items():
+        least[skeleton] = max(least[skeleton], len(used))
+    assert Counter(v.skeleton for v in sample) == least
+    order = [v.id for v in pool.variants]
+    assert [order.index(v.id) for v in sample] == sorted(order.index(v.id) for v in sample)
 
 
 def test_ids_are_stable(default_scenario, radau7):
