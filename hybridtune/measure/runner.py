@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from hybridtune.generate.cvariant import GeneratedVariant
-from hybridtune.compiler.build import BuildResult, build, native_source
+from hybridtune.compiler.build import BuildResult, build, is_built, native_source
 from hybridtune.measure.load import RETIMINGS, Watch, doubts, quietest
 from hybridtune.measure.launch_env import (child_environment, nested_mpi_command,
                                            step_environment, step_mpi_command)
@@ -121,6 +121,11 @@ def runner_program(mpi: bool = False) -> BuildResult:
 
 def variant_library(generated: GeneratedVariant) -> BuildResult:
     return build("variant", {"variant.c": generated.code}, shared=True, mpi=generated.mpi)
+
+
+def variant_built(generated: GeneratedVariant) -> bool:
+    """Whether variant_library would find the variant built (nothing is compiled)."""
+    return is_built("variant", {"variant.c": generated.code}, shared=True, mpi=generated.mpi)
 
 
 class _ChildFailed(Exception):

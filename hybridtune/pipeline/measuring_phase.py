@@ -1,8 +1,8 @@
 """The measuring phase of a tuning run: builds, searches on free nodes, re-timing, one writer.
 
 Builds are spread over the nodes; each configuration's search is asked for its next variant while a
-node is free; close contenders are re-timed interleaved on one node; rank 0 is the one writer of the
-results.
+node is free (an adaptive search's likely next ones built beside it on the idle cores); close
+contenders are re-timed interleaved on one node; rank 0 is the one writer of the results.
 """
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ from hybridtune.runtime import signals
 from hybridtune.runtime.executors import on_nodes
 from hybridtune.pipeline.measurement_rows import MeasuredRow
 from hybridtune.learn import timing
-from hybridtune.measure.runner import MeasureOptions, Measurement, measure, retime_interleaved
-from hybridtune.measure.tasks import prebuild
+from hybridtune.measure.runner import (MeasureOptions, Measurement, measure, retime_interleaved,
+                                       variant_built)
+from hybridtune.measure.tasks import prebuild, usable_cores
 from hybridtune.strategies.protocol import Search
 
 BUILD_CHUNK = 8         # variants a node compiles per task (with all its cores)
@@ -28,6 +29,14 @@ def build_batch(generated: list) -> int:
     reported by the measurement that needs it)."""
     prebuild(generated)
     return len(generated)
+
+
+def built_then_measured(task, ahead: list, options: MeasureOptions) -> Measurement:
+    """Measure the task, its variant compiled first together with `ahead` (variants likely
+    measured next) where there are any: one gcc per core while nothing is timed."""
+    if ahead:
+        prebuild([task.generated, *ahead])
+    return measure(task, options)
 
 
 def spread_builds(executor, codes: list, on_built=None) -> None:
@@ -94,6 +103,12 @@ class ConfigurationSearch:
             return None
         return task
 
+    def ahead(self, count: int) -> list:
+        """The variants its search would likely ask for next that a measurement would build."""
+        ids = [self.plan.candidates.ids[p] for p in self.search.upcoming(count)] if count else []
+        return [self.tasks[vid].generated for vid in ids
+                if vid in self.tasks and vid not in self.plan.reused]
+
     def take(self, position: int, row: MeasuredRow | None) -> None:
         """A measurement came back: told to the search, or (interrupted) the search stopped."""
         if row is None:
@@ -135,6 +150,8 @@ def _ask_while_free(executor, searches: list, running: dict, options: MeasureOpt
                     deadline: float | None, cost_s: float) -> None:
     """Ask the searches in turn, one variant each, while a node is free and one asks for more;
     each task to run goes into running."""
+    # with one measurement in flight the other cores are idle while it builds
+    spare = usable_cores() - 1 if executor.capacity == 1 else 0
     asked = True
     while asked and len(running) < executor.capacity:
         asked = False
@@ -147,8 +164,18 @@ def _ask_while_free(executor, searches: list, running: dict, options: MeasureOpt
             asked, position = True, picks[0]
             task = searched.task_for(position, deadline, cost_s)
             if task is not None:
-                future = on_nodes(executor, task.span, measure, task, options)
-                running[future] = (searched, position)
+                running[_submitted(executor, searched, task, spare, options)] = (searched, position)
+
+
+def _submitted(executor, searched: ConfigurationSearch, task, spare: int, options: MeasureOptions):
+    """The task's measurement on a node; a variant not yet built is compiled with up to `spare`
+    of those its search would likely ask for next."""
+    if task.span > 1:
+        return on_nodes(executor, task.span, measure, task, options)
+    ahead = searched.ahead(spare) if spare else []
+    if ahead and variant_built(task.generated):
+        ahead = []
+    return executor.submit(built_then_measured, task, ahead, options)
 
 
 def task_cost(options: MeasureOptions) -> float:

@@ -7,11 +7,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from hybridtune.compiler.build import is_built
 from hybridtune.pipeline.measuring_phase import task_cost
 from hybridtune.pipeline.offline_stages import predict_scenario
 from hybridtune.pipeline.store_policy import read_only_store, store_path
 from hybridtune.pipeline.tuning_run import TuneRequest, plan_configurations, stored_rows
+from hybridtune.measure.runner import variant_built
 from hybridtune.strategies.sample import sample_size
 
 SECONDS_PER_ANALYSIS = 2.0      # --dry-run's estimates of one kerncraft analysis and one build
@@ -65,8 +65,7 @@ def _bounds(request: TuneRequest, offline) -> tuple:
 
 def _unbuilt(plans: list) -> set:
     return {task.generated.code for plan in plans for task in plan.tasks
-            if not is_built("variant", {"variant.c": task.generated.code}, shared=True,
-                            mpi=task.generated.mpi)}
+            if not variant_built(task.generated)}
 
 
 def dry_run_plan(request: TuneRequest, db: str | None, nodes: int,

@@ -96,6 +96,16 @@ class HybridSearch(Search):
                 self.belief.observed.pop(index, None)
         return picks
 
+    def upcoming(self, count: int) -> list[int]:
+        """What ask(count) would answer now; every change the asking made is undone."""
+        busy, own, decided, ended_by = set(self.busy), set(self.own), len(self.decisions), \
+            self.ended_by
+        try:
+            return self.ask(count)
+        finally:
+            self.busy, self.own, self.ended_by = busy, own, ended_by
+            del self.decisions[decided:]
+
     def expected_better(self) -> Decision | None:
         """The stop decision as things stand (None before anything was measured ok)."""
         best = self.belief.held_best(self.among)

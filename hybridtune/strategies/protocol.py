@@ -48,7 +48,8 @@ class Search(ABC):
 
     A search ends itself by setting `ended_by` to why (its stop rule met, nothing left); the
     driver never asks an ended search again. `most()` bounds the measurements it may ask for (a
-    dry run's count) and `planned()` gives its whole order where that is known beforehand."""
+    dry run's count), `planned()` gives its whole order where that is known beforehand and
+    `upcoming(count)` its likely next asks at any time."""
 
     ended_by: str = ""
 
@@ -70,6 +71,11 @@ class Search(ABC):
 
     def remaining(self) -> list[int]:
         """What it would still ask for, where that is known without measuring (else [])."""
+        return []
+
+    def upcoming(self, count: int) -> list[int]:
+        """Up to `count` positions it would likely ask for next, its state unchanged (variants
+        worth building ahead); [] where it cannot tell."""
         return []
 
     def end(self, why: str) -> None:

@@ -196,3 +196,33 @@ def test_the_store_answers_before_the_time_limit_is_asked(monkeypatch, stored):
     new, left = run_searches(InlineExecutor(), [plan], [search], OPTIONS, Collector(Rows()),
                              deadline=0.0, cost_s=1.0)
     assert left == {0: []} and search.ended_by == "all asked"
+
+
+class Looking(Told):
+    """A planned search that also says what it would ask next."""
+
+    def upcoming(self, count):
+        return self.planned_order.remaining()[:count]
+
+
+def test_a_variant_not_yet_built_is_built_with_those_likely_next_on_the_idle_cores(monkeypatch):
+    # what is compiled is the point here, not the compiler: builds are recorded, not run
+    built, batches = set(), []
+
+    def prebuild(generated):
+        batches.append([g.variant_id for g in generated])
+        built.update(g.variant_id for g in generated)
+
+    monkeypatch.setattr(measuring_phase, "prebuild", prebuild)
+    monkeypatch.setattr(measuring_phase, "variant_built", lambda g: g.variant_id in built)
+    monkeypatch.setattr(measuring_phase, "usable_cores", lambda: 3)
+    monkeypatch.setattr(measuring_phase, "measure", _measured(dict.fromkeys("abcdef", 1.0)))
+    plan = _plan(list("abcdef"), reused={"c": _stored("c", 1.0)})
+    run_searches(InlineExecutor(), [plan], [Looking(list(range(6)))], OPTIONS,
+                 Collector(Rows()), None, 1.0)
+    # b was built beside a (c, likely next too, is the store's: never built), e and f beside d
+    assert batches == [["a", "b"], ["d", "e", "f"]]
+    batches.clear(), built.clear()
+    run_searches(TwoSlots(), [plan], [Looking(list(range(6)))], OPTIONS, Collector(Rows()),
+                 None, 1.0)
+    assert batches == []        # two in flight: no core is idle while one builds

@@ -80,3 +80,26 @@ def test_the_reliability_table_merges_thin_bins_and_scores_against_a_constant():
     assert table["brier_skill"] > 0.5
     assert calibration.reliability([(0.9, False)] * 30 + [(0.1, True)] * 30)["brier_skill"] < 0
     assert calibration.reliability([]) == {}
+
+
+def test_upcoming_answers_what_ask_would_and_leaves_the_search_as_it_was(fixture_rows):
+    frame = _pool(fixture_rows).frame
+
+    def search():
+        belief, _ = prior_belief(None, frame["variant"].tolist(), frame["features"].tolist(),
+                                 frame["predicted_s"])
+        return HybridSearch(belief, len(frame), 0.5, len(frame))
+
+    looked, plain = search(), search()
+    first = looked.ask(1)
+    assert plain.ask(1) == first
+    state = (set(looked.busy), set(looked.own), list(looked.decisions), dict(looked.belief.observed))
+    ahead = looked.upcoming(2)
+    assert len(set(ahead)) == 2 and first[0] not in ahead and looked.upcoming(0) == []
+    assert (looked.busy, looked.own, looked.decisions, looked.belief.observed) == state
+    assert plain.ask(2) == ahead            # what the search asks next, had it asked
+    looked.tell(first[0], float(frame["median_s"].iloc[first[0]]))
+    again = search()
+    again.ask(1)
+    again.tell(first[0], float(frame["median_s"].iloc[first[0]]))
+    assert looked.ask(3) == again.ask(3)    # and later asks as if it had never looked
