@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
+from functools import lru_cache
 
 import sympy
 
@@ -324,7 +325,7 @@ class _FormWriter:
         lines += [f"double {name};" for name in list(scalars.values()) + list(literals.values())]
         lines.append(f"for (long j = 0; j < {to_c(trip)}; ++j) {{")
         lines += body + ["}"]
-        extents = tuple(sympy.Min(N, iterations + spread(offs)) for offs in offsets.values())
+        extents = tuple(_extent(iterations, spread(offs)) for offs in offsets.values())
         loads = array_reads(canonical_trees, set(arrays.values()))
         return "\n".join(lines) + "\n", extents, tuple(defines), loads
 
@@ -360,3 +361,10 @@ def operation_totals(form: KerncraftForm) -> Counter:
         totals["loads"] += part.calls * part.loads
         totals["source_loads"] += part.calls * part.source_loads
     return totals
+
+
+@lru_cache(maxsize=4096)
+def _extent(iterations, spread_of_offsets):
+    """The components of an array a loop touches: min(n, iterations + spread), kept per process
+    (sympy's Min compares its arguments anew each time it is built)."""
+    return sympy.Min(N, iterations + spread_of_offsets)
