@@ -104,10 +104,13 @@ class ConfigurationSearch:
         return task
 
     def ahead(self, count: int) -> list:
-        """The variants its search would likely ask for next that a measurement would build."""
-        ids = [self.plan.candidates.ids[p] for p in self.search.upcoming(count)] if count else []
-        return [self.tasks[vid].generated for vid in ids
-                if vid in self.tasks and vid not in self.plan.reused]
+        """Up to `count` variants not yet built among those its search would likely ask for next
+        (it looks twice as far: the nearest were mostly built ahead before)."""
+        ids = [self.plan.candidates.ids[p] for p in self.search.upcoming(2 * count)] if count \
+            else []
+        unbuilt = [self.tasks[vid].generated for vid in ids
+                   if vid in self.tasks and vid not in self.plan.reused]
+        return [generated for generated in unbuilt if not variant_built(generated)][:count]
 
     def take(self, position: int, row: MeasuredRow | None) -> None:
         """A measurement came back: told to the search, or (interrupted) the search stopped."""
@@ -150,8 +153,9 @@ def _ask_while_free(executor, searches: list, running: dict, options: MeasureOpt
                     deadline: float | None, cost_s: float) -> None:
     """Ask the searches in turn, one variant each, while a node is free and one asks for more;
     each task to run goes into running."""
-    # with one measurement in flight the other cores are idle while it builds
-    spare = usable_cores() - 1 if executor.capacity == 1 else 0
+    # with one measurement in flight the other cores are idle while it builds (a batch of at most
+    # BUILD_CHUNK: each variant looked ahead at is a constant liar's ask)
+    spare = min(usable_cores(), BUILD_CHUNK) - 1 if executor.capacity == 1 else 0
     asked = True
     while asked and len(running) < executor.capacity:
         asked = False

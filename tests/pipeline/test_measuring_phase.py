@@ -220,8 +220,8 @@ def test_a_variant_not_yet_built_is_built_with_those_likely_next_on_the_idle_cor
     plan = _plan(list("abcdef"), reused={"c": _stored("c", 1.0)})
     run_searches(InlineExecutor(), [plan], [Looking(list(range(6)))], OPTIONS,
                  Collector(Rows()), None, 1.0)
-    # b was built beside a (c, likely next too, is the store's: never built), e and f beside d
-    assert batches == [["a", "b"], ["d", "e", "f"]]
+    # b and d were built beside a (c, likely next too, is the store's: never built), f beside e
+    assert batches == [["a", "b", "d"], ["e", "f"]]
     batches.clear(), built.clear()
     run_searches(TwoSlots(), [plan], [Looking(list(range(6)))], OPTIONS, Collector(Rows()),
                  None, 1.0)
