@@ -486,25 +486,54 @@ def recorded_target(host: str) -> str:
                            (GCC_TARGET / f"march-{RECORDED_HOSTS[host]}.txt").read_text())
 
 
-def kerncraft_by_hand(machine: Path, folder: Path) -> subprocess.CompletedProcess:
-    """`kerncraft -p ECM -m FILE triad.c -D N 1000000`, as a kerncraft user runs it."""
+def kerncraft_started(machine: Path, folder: Path) -> subprocess.Popen:
+    """`kerncraft -p ECM -m FILE triad.c -D N 1000000`, as a kerncraft user runs it, started."""
     kernel = folder / "triad.c"
     kernel.write_text(TRIAD)
-    return subprocess.run([str(KERNCRAFT), "-p", "ECM", "-m", str(machine), kernel.name,
-                           "-D", "N", "1000000"], cwd=folder, capture_output=True, text=True,
-                          timeout=300)
+    return subprocess.Popen([str(KERNCRAFT), "-p", "ECM", "-m", str(machine), kernel.name,
+                             "-D", "N", "1000000"], cwd=folder, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def kerncraft_by_hand(machine: Path, folder: Path) -> subprocess.CompletedProcess:
+    """kerncraft's command line on this file, run to its end."""
+    started = kerncraft_started(machine, folder)
+    stdout, stderr = started.communicate(timeout=300)
+    return subprocess.CompletedProcess(started.args, started.returncode, stdout, stderr)
+
+
+@pytest.fixture(scope="module")
+def by_hand_on_recorded_hosts(tmp_path_factory) -> dict:
+    """Per recorded host, its probed file and kerncraft's command line run on it: the hosts'
+    runs side by side (each is a few seconds of OSACA building its parsers)."""
+    started = {}
+    for host in sorted(RECORDED_HOSTS):
+        folder = tmp_path_factory.mktemp(host)
+        mapping = probe_machine(read_host_facts(), synthetic_benchmark([]), rounds=1,
+                                target=recorded_target(host))
+        path = write_machine_file(folder / "host.yml", mapping)
+        started[host] = path, kerncraft_started(path, folder)
+    done = {}
+    try:
+        for host, (path, process) in started.items():
+            stdout, stderr = process.communicate(timeout=300)
+            done[host] = path, subprocess.CompletedProcess(process.args, process.returncode,
+                                                           stdout, stderr)
+    finally:
+        for _, process in started.values():
+            process.kill()
+            process.wait()
+    return done
 
 
 @QUIET_KERNCRAFT
 @pytest.mark.slow
 @pytest.mark.parametrize("host", sorted(RECORDED_HOSTS))
-def test_kerncraft_run_by_hand_predicts_with_the_probed_file(host, tmp_path):
+def test_kerncraft_run_by_hand_predicts_with_the_probed_file(host, by_hand_on_recorded_hosts):
     """kerncraft's command line on the file the probe writes for a host of recorded gcc outputs;
     hybridtune's own analyses still build for the whole target."""
     target = recorded_target(host)
-    mapping = probe_machine(read_host_facts(), synthetic_benchmark([]), rounds=1, target=target)
-    path = write_machine_file(tmp_path / "host.yml", mapping)
-    done = kerncraft_by_hand(path, tmp_path)
+    path, done = by_hand_on_recorded_hosts[host]
     assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
     predicted = re.search(r"^perf\. \(cy/CL\) \|\| ([0-9.]+) ", done.stdout, re.MULTILINE)
     assert predicted and float(predicted.group(1)) > 0, done.stdout
