@@ -106,8 +106,7 @@ class ConfigurationSearch:
     def ahead(self, count: int) -> list:
         """Up to `count` variants not yet built among those its search would likely ask for next
         (it looks twice as far: the nearest were mostly built ahead before)."""
-        ids = [self.plan.candidates.ids[p] for p in self.search.upcoming(2 * count)] if count \
-            else []
+        ids = [self.plan.candidates.ids[p] for p in self.search.upcoming(2 * count)]
         unbuilt = [self.tasks[vid].generated for vid in ids
                    if vid in self.tasks and vid not in self.plan.reused]
         return [generated for generated in unbuilt if not variant_built(generated)][:count]
@@ -176,9 +175,7 @@ def _submitted(executor, searched: ConfigurationSearch, task, spare: int, option
     of those its search would likely ask for next."""
     if task.span > 1:
         return on_nodes(executor, task.span, measure, task, options)
-    ahead = searched.ahead(spare) if spare else []
-    if ahead and variant_built(task.generated):
-        ahead = []
+    ahead = searched.ahead(spare) if spare and not variant_built(task.generated) else []
     return executor.submit(built_then_measured, task, ahead, options)
 
 

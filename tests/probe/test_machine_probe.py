@@ -495,11 +495,14 @@ def kerncraft_started(machine: Path, folder: Path) -> subprocess.Popen:
                             stderr=subprocess.PIPE, text=True)
 
 
+def finished(process: subprocess.Popen) -> subprocess.CompletedProcess:
+    stdout, stderr = process.communicate(timeout=300)
+    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+
+
 def kerncraft_by_hand(machine: Path, folder: Path) -> subprocess.CompletedProcess:
     """kerncraft's command line on this file, run to its end."""
-    started = kerncraft_started(machine, folder)
-    stdout, stderr = started.communicate(timeout=300)
-    return subprocess.CompletedProcess(started.args, started.returncode, stdout, stderr)
+    return finished(kerncraft_started(machine, folder))
 
 
 @pytest.fixture(scope="module")
@@ -516,9 +519,7 @@ def by_hand_on_recorded_hosts(tmp_path_factory) -> dict:
     done = {}
     try:
         for host, (path, process) in started.items():
-            stdout, stderr = process.communicate(timeout=300)
-            done[host] = path, subprocess.CompletedProcess(process.args, process.returncode,
-                                                           stdout, stderr)
+            done[host] = path, finished(process)
     finally:
         for _, process in started.values():
             process.kill()
