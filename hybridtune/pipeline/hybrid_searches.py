@@ -12,7 +12,7 @@ from hybridtune.learn.persist import latest_models, load_model
 from hybridtune.learn.table import (KEY, PREDICTION_COLUMNS, hardware_name, joined_rows,
                                      latest_predictions)
 from hybridtune.store import Store
-from hybridtune.strategies.hybrid import HybridSearch, cover
+from hybridtune.strategies.hybrid import HybridSearch, first_cover
 from hybridtune.strategies.registry import sampled
 
 
@@ -104,8 +104,7 @@ def searches(plans: list, store, machine_sha256: str, hardware_id: str, stop: fl
         for index in group:
             plan = plans[index]
             mine = [p.id for p in plan.shortlisted]
-            covered = () if fitted is not None else cover(
-                mine, [p.predicted_s for p in plan.shortlisted])
+            covered = first_cover(mine, belief, start)
             search = sampled(HybridSearch(belief, len(mine), stop, max_measurements or len(mine),
                                           start, covered), plan.candidates, sample)
             for position, vid in enumerate(mine):

@@ -18,7 +18,7 @@ from hybridtune.learn import timing
 from hybridtune.learn.belief import SHIPPED_ERRORS, Belief, prior_belief
 from hybridtune.learn.offline_errors import OfflineErrors
 from hybridtune.learn.table import CONFIG, Rows
-from hybridtune.strategies.hybrid import HybridSearch, cover
+from hybridtune.strategies.hybrid import HybridSearch, first_cover
 from hybridtune.strategies.protocol import Candidates, Search
 from hybridtune.strategies.registry import sampled, search_for
 
@@ -180,8 +180,7 @@ def hybrid_together(pools: list, fitted, stop: float = HYBRID_STOP,
     out = []
     for index, (pool, start) in enumerate(zip(pools, starts)):
         size = len(pool.frame)
-        covered = () if fitted is not None else cover(pool.frame["variant"].tolist(),
-                                                      pool.frame["predicted_s"].tolist())
+        covered = first_cover(pool.frame["variant"].tolist(), belief, int(start))
         search = sampled(HybridSearch(belief, size, stop, max_measurements or size, int(start),
                                       covered), in_rows(pool), sample)
         out.append(replace(drive(pool, search, list(range(size)),

@@ -1,4 +1,4 @@
-"""The hybrid search: without a model it covers every skeleton before it may stop; k picks at once by the constant liar; its stop decisions scored against what the pool held."""
+"""The hybrid search: with a model or without it covers every skeleton before it may stop; k picks at once by the constant liar; its stop decisions scored against what the pool held."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hybridtune.learn.belief import prior_belief
+from hybridtune.learn.belief import Belief, prior_belief
 from hybridtune.strategies import calibration, replay
 from hybridtune.strategies.leave_one_out import whole_pools
-from hybridtune.strategies.hybrid import Decision, HybridSearch, cover
+from hybridtune.strategies.hybrid import Decision, HybridSearch, cover, first_cover
 
 
 def _pool(fixture_rows, key=("radauIIA7", "Cusp", 6000, 1, 1)):
@@ -38,6 +38,29 @@ def test_without_a_model_a_pool_whose_offline_best_is_far_off_is_not_ended_after
     assert len(covered) == skeletons.nunique() > 1
     assert result.order[0] == first and len(result.order) >= len(covered) > 1
     assert covered <= set(result.order) and result.chosen == other
+
+
+def test_a_confident_belief_still_measures_the_best_expected_variant_of_each_skeleton():
+    # a belief as sure as a trained model that skeleton B is 50% slower: without the cover the
+    # search stops among A's variants; B's best expected variant is in truth the fastest
+    variants = [f"{skeleton}_{i}" for skeleton in "AB" for i in range(10)]
+    log_mean = np.log([1.0 + 0.01 * i for i in range(10)] + [1.5 + 0.01 * i for i in range(10)])
+    cov = 0.05 ** 2 + 0.01 ** 2 * np.eye(20)
+    truth = dict(enumerate(np.exp(log_mean)))
+    truth[10] = 0.8
+    covered = first_cover(variants, Belief(log_mean, cov, {}), 0)
+    assert covered == [0, 10]
+    told = []
+    for cover_positions in (covered, ()):
+        search = HybridSearch(Belief(log_mean, cov, {}), 20, 0.25, 20, 0, cover_positions)
+        order = []
+        while (asked := search.ask(1)):
+            order += asked
+            search.tell(asked[0], float(truth[asked[0]]))
+        told.append(order)
+    with_cover, without = told
+    assert 10 not in without and len(without) < 5
+    assert 10 in with_cover and min(with_cover, key=truth.get) == 10
 
 
 def test_k_picks_at_once_by_the_constant_liar_leave_the_belief_as_it_was(fixture_rows):
