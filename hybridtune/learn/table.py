@@ -22,7 +22,7 @@ MEASUREMENT_COLUMNS = ("row_id", "id") + CONFIG + (       # and of a measurement
     "status", "median_s", "ci_low_s", "ci_high_s", "ci_rel", "generator_version", "code_sha256",
     "build_id", "hardware_id", "timing", "compiler_flags", "run_id")
 POOL_MEDIAN = "pool_median_predicted_s"   # derived when read, never stored
-Z95 = 1.959964                            # a normal's two-sided 95% quantile
+Z95 = timing.Z95
 
 
 @dataclass(frozen=True)

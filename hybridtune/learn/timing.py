@@ -21,12 +21,15 @@ RETIME_MAX = 8                  # contenders re-timed per configuration
 # paired in store order, each configuration's common shift removed (strategies/noise measures a
 # store's own; the value's source: docs/benchmarks.md#constants-set-from-measurements)
 TIMING_SPREAD = 0.031
+Z95 = 1.959964                  # a normal's two-sided 95% quantile
 
 
 def mean_of_passes(first: pd.DataFrame, key: list) -> pd.DataFrame:
     """Per key the first timings of one code (the newest generator's) and compiler flags,
-    combined: median_s the geometric mean over the passes that timed it, the interval spanning
-    theirs, passes their count, row_id the latest pass's. The frame is in the store's order,
+    combined: median_s the geometric mean over the passes that timed it, each weighted by its
+    precision (1 / (TIMING_SPREAD^2 + (ci_rel / Z95)^2): a pass disturbed enough to widen its own
+    interval counts less), the interval spanning theirs, passes their count, row_id the latest
+    pass's. The frame is in the store's order,
     oldest first (store.Store.frame: the order of appending, which merges keep in time order);
     a row id says nothing of time."""
     version = pd.to_numeric(first["generator_version"], errors="coerce").fillna(-1)
@@ -35,12 +38,16 @@ def mean_of_passes(first: pd.DataFrame, key: list) -> pd.DataFrame:
     same = first.assign(_order=np.arange(len(first))).merge(
         newest[key + ["code_sha256", "compiler_flags"]], on=key + ["code_sha256", "compiler_flags"])
     same = same.sort_values("_order", kind="stable").drop(columns="_order")
-    same = same.assign(_log=np.log(same["median_s"].to_numpy(float)))
+    own = np.nan_to_num(same["ci_rel"].to_numpy(float) / Z95)
+    weight = 1.0 / (TIMING_SPREAD ** 2 + own ** 2)
+    same = same.assign(_log=np.log(same["median_s"].to_numpy(float)) * weight, _weight=weight)
     groups = same.groupby(key, sort=False)
-    combined = groups.agg(_log=("_log", "mean"), passes=("row_id", "size"),
-                          ci_low_s=("ci_low_s", "min"), ci_high_s=("ci_high_s", "max"))
+    combined = groups.agg(_log=("_log", "sum"), _weight=("_weight", "sum"),
+                          passes=("row_id", "size"), ci_low_s=("ci_low_s", "min"),
+                          ci_high_s=("ci_high_s", "max"))
+    combined["_log"] = combined["_log"] / combined.pop("_weight")
     latest = same.drop_duplicates(key, keep="last").set_index(key)
-    out = latest.drop(columns=["_log", "ci_low_s", "ci_high_s"]).join(combined)
+    out = latest.drop(columns=["_log", "_weight", "ci_low_s", "ci_high_s"]).join(combined)
     several = out["passes"] > 1
     out["median_s"] = out["median_s"].where(~several, np.exp(out.pop("_log")))
     half = (out["ci_high_s"] - out["ci_low_s"]) / (2 * out["median_s"])

@@ -31,6 +31,19 @@ def test_passes_of_the_same_code_are_combined_by_their_geometric_mean():
     assert math.isnan(best.loc["a", "retimed_s"])
 
 
+def test_a_pass_that_widened_its_own_interval_counts_less():
+    # the ground truth's InverterChain at n = 209715 in small: one pass timed 1.9x slow with a 31%
+    # interval (the machine disturbed), the other with 1%
+    quiet, disturbed = _row(0, "a", 1.0, run="p1"), _row(1, "a", 1.9, run="p2")
+    disturbed.update(ci_rel=0.31, ci_low_s=1.9 * 0.69, ci_high_s=1.9 * 1.31)
+    best = best_measurements(pd.DataFrame([quiet, disturbed])).set_index("variant")
+    weights = [1 / (timing.TIMING_SPREAD ** 2 + (ci / timing.Z95) ** 2) for ci in (0.01, 0.31)]
+    expected = math.exp(weights[1] * math.log(1.9) / sum(weights))
+    assert best.loc["a", "median_s"] == pytest.approx(expected)
+    assert 1.0 < expected < 1.05 and best.loc["a", "passes"] == 2
+    assert "_weight" not in best
+
+
 def test_only_the_latest_re_timing_round_of_a_configuration_is_kept_apart():
     frame = pd.DataFrame([_row(0, "a", 1.0), _row(1, "b", 1.05), _row(2, "c", 1.5),
                           _row(3, "a", 1.2, "interleaved", run="r1"),
