@@ -29,9 +29,8 @@ def mean_of_passes(first: pd.DataFrame, key: list) -> pd.DataFrame:
     combined: median_s the geometric mean over the passes that timed it, each weighted by its
     precision (1 / (TIMING_SPREAD^2 + (ci_rel / Z95)^2): a pass disturbed enough to widen its own
     interval counts less), the interval spanning theirs, passes their count, row_id the latest
-    pass's. The frame is in the store's order,
-    oldest first (store.Store.frame: the order of appending, which merges keep in time order);
-    a row id says nothing of time."""
+    pass's. The frame is in the store's order, oldest first (store.Store.frame: the order of
+    appending, which merges keep in time order); a row id says nothing of time."""
     version = pd.to_numeric(first["generator_version"], errors="coerce").fillna(-1)
     newest = first.assign(_version=version).sort_values("_version", kind="stable") \
         .drop_duplicates(key, keep="last")

@@ -44,8 +44,8 @@ def cover(variants: list, predicted_s: list) -> list[int]:
 def first_cover(variants: list, belief: Belief, start: int) -> list[int]:
     """What a search measures before it may stop: the best variant of each skeleton by the
     prior's mean of the configuration's rows from start. A model's errors on a new IVP are
-    partly a skeleton's: its best-ranked skeleton may be the slowest measured, and only a
-    measurement of each other skeleton shows it."""
+    partly a skeleton's: the skeleton it ranks first may be slower than one it ranks low, and
+    only a measurement of each shows it."""
     return cover(variants, belief.mean[start:start + len(variants)].tolist())
 
 
