@@ -13,6 +13,7 @@ import numpy as np
 from scipy.linalg import cho_solve, cholesky
 from scipy.special import ndtr
 
+from hybridtune.learn.adapt import ADAPT_FROM, fitted_scales
 from hybridtune.learn.offline_errors import OfflineErrors, centred, similarity
 from hybridtune.learn.table import Z95
 from hybridtune.learn.timing import TIMING_SPREAD
@@ -40,11 +41,16 @@ DRAWS_SEED = 0           # of the prior's joint draws and their observation nois
 class Belief:
     """log time ~ N(mean, cov) over the candidates before any measurement; observe() conditions.
     drawn: the prior's joint draws and the observation noise's (DRAWS each), made on first use and
-    shared by the replays of the prior (its copies by dataclasses.replace)."""
+    shared by the replays of the prior (its copies by dataclasses.replace). parts: (fixed, scaled,
+    configuration per row) where each configuration's scale of the scaled part is fitted (adapt),
+    scales those per row; timing_noise: each measurement's own noise variance (0 unknown)."""
     mean: np.ndarray
     cov: np.ndarray
     observed: dict
     drawn: dict = field(default_factory=dict, repr=False, compare=False)
+    parts: tuple = field(default=(), repr=False, compare=False)
+    scales: np.ndarray | None = field(default=None, repr=False, compare=False)
+    timing_noise: dict = field(default_factory=dict, repr=False, compare=False)
     _last: tuple = field(default=(), init=False, repr=False, compare=False)
     _kept_factor: tuple = field(default=(), init=False, repr=False, compare=False)
 
@@ -58,6 +64,37 @@ class Belief:
         known = ci_rel is not None and math.isfinite(ci_rel) and ci_rel > 0
         own = (ci_rel / Z95) ** 2 if known else 0.0
         self.observed[index] = (log_time, max(own, TIMING_SPREAD ** 2))
+        self.timing_noise[index] = own
+
+    def widened(self, factor: float) -> Belief:
+        """A copy of this prior with its covariance (and its parts) times factor^2."""
+        parts = self.parts and (self.parts[0] * factor ** 2, self.parts[1] * factor ** 2,
+                                self.parts[2])
+        return replace(self, cov=self.cov * factor ** 2, parts=parts, drawn={}, observed={},
+                       timing_noise={})
+
+    def adapt(self, index: int) -> None:
+        """Where the covariance has parts (fixed, scaled, configuration per row), refit the
+        scale of the scaled part and the timing noise floor of index's configuration to its
+        measurements (learn/adapt): cov = fixed + (s s^T) * scaled, s each row's scale."""
+        if not self.parts:
+            return
+        fixed, scaled, blocks = self.parts
+        mine = np.array([i for i in self.observed if blocks[i] == blocks[index]], int)
+        if len(mine) < ADAPT_FROM:
+            return
+        values = np.array([self.observed[i][0] for i in mine])
+        own = np.array([self.timing_noise[i] for i in mine])
+        scale, floor = fitted_scales(fixed[np.ix_(mine, mine)], scaled[np.ix_(mine, mine)],
+                                     values - self.mean[mine], own)
+        for i, noise in zip(mine, own):
+            self.observed[i] = (self.observed[i][0], max(noise, (floor * TIMING_SPREAD) ** 2))
+        rows = blocks == blocks[index]
+        if np.any(self.scales[rows] != scale):
+            self.scales = np.where(rows, scale, self.scales)
+            self.cov = fixed + np.outer(self.scales, self.scales) * scaled
+            self._kept_factor = ()
+            self._last = ()
 
     def _conditioned(self, among) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Of these candidates: the posterior mean, their covariance with the observed and its
@@ -117,6 +154,15 @@ class Belief:
     def _prior_draws(self) -> tuple[np.ndarray, np.ndarray]:
         """DRAWS centred joint draws of every candidate's log time under the prior, and standard
         normal draws of each one's observation noise (made once per prior covariance)."""
+        if self.parts:
+            roots = self.drawn.get("parts")
+            if roots is None or roots[0] is not self.parts:
+                normal = np.random.default_rng(DRAWS_SEED).standard_normal(
+                    (3, len(self.mean), DRAWS))
+                roots = (self.parts, _root(self.parts[0]) @ normal[0],
+                         _root(self.parts[1]) @ normal[2], normal[1])
+                self.drawn["parts"] = roots
+            return roots[1] + self.scales[:, None] * roots[2], roots[3]
         kept = self.drawn.get("prior")
         if kept is None or kept[0] is not self.cov:
             normal = np.random.default_rng(DRAWS_SEED).standard_normal((2, len(self.mean), DRAWS))
@@ -229,19 +275,26 @@ def prior_belief(fitted, variants, feature_rows, predicted_s, configurations=Non
         # and partly shared with the same variants in the IVP's other configurations
         shared, own = fitted.error_covariance
         same = np.asarray(variants)[:, None] == np.asarray(variants)[None, :]
-        cov = TRAINED_SCALE ** 2 * (cov + together * (
-            fitted.offset_spread ** 2 + shared * fitted.estimator.correlation(X) + own * same))
+        fixed = TRAINED_SCALE ** 2 * together * fitted.offset_spread ** 2
+        scaled = TRAINED_SCALE ** 2 * (cov + together * (
+            shared * fitted.estimator.correlation(X) + own * same))
+        keys = [tuple(c) for c in configurations]
+        block = {key: i for i, key in enumerate(dict.fromkeys(keys))}
+        belief = Belief(log_predicted + mean, fixed + scaled, {},
+                        parts=(fixed, scaled, np.array([block[key] for key in keys])),
+                        scales=np.ones(len(keys)))
         model = (f"the Gaussian process trained on other hardware ({fitted.other_hardware}; a "
                  f"variant's own error inflated by {fitted.hardware_spread:.3f} as leaving a host "
                  "and an IVP out measured)" if fitted.other_hardware
                  else "the trained Gaussian process")
-        return Belief.of(log_predicted, mean, cov), \
+        return belief, \
             (f"prior: {model} ({len(fitted.row_ids)} training rows), with "
              f"the errors it made on left-out IVPs: {fitted.offset_spread:.3f} common to a "
              f"configuration, {fitted.variant_spread:.3f} of a variant's own (log time), "
              f"partly shared with similar variants{_across_note(across)}; scaled by "
-             f"{TRAINED_SCALE} as calibrated on the shipped ground truth; the best expected "
-             "variant of each skeleton measured before it may stop")
+             f"{TRAINED_SCALE} as calibrated on the shipped ground truth, and per configuration "
+             "by what its measurements show of the variants' errors and the timing noise there; "
+             "the best expected variant of each skeleton measured before it may stop")
     mean, cov = offline_prior(variants, feature_rows, log_predicted, configurations, errors)
     return Belief(mean, cov, {}), \
         (f"prior: no trained model for this hardware; the offline model itself with the errors it "

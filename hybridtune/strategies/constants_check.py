@@ -9,7 +9,7 @@ P90_BOUND; its choice is then scored on the other store.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -23,7 +23,7 @@ from hybridtune.strategies.leave_one_out import CEILING_ROUNDS, left_out, replay
 from hybridtune.strategies.noise import Noise
 
 SCALES = (0.4, 0.6, 0.8, 1.0)
-STOPS = (0.25, 0.5, 1.0)
+STOPS = (0.05, 0.1, 0.25, 0.5)
 CEILING_SLACK = 0.5      # points of mean loss a stop may give away against the ceiling
 P90_BOUND = 3.0          # the 90th percentile of loss (%) a stop must keep
 
@@ -77,8 +77,7 @@ def scored(setting, found: list, scale: float, stop: float) -> Scores:
     pairs, losses, measured = [], [], []
     for fold in found:
         for group, (belief, note) in fold.groups:
-            prior = (replace(belief, cov=belief.cov * (scale / TRAINED_SCALE) ** 2, drawn={}),
-                     note)
+            prior = (belief.widened(scale / TRAINED_SCALE), note)
             for seed in range(setting.seeds):
                 drawn = [setting.errors[p.key][seed] for p in group]
                 for pool, result in zip(group, replay.hybrid_together(

@@ -79,6 +79,7 @@ class HybridSearch(Search):
             self.excluded.add(position)
             return
         self.belief.observe(self.start + position, math.log(seconds), ci_rel)
+        self.belief.adapt(self.start + position)
 
     def ask(self, count: int) -> list[int]:
         """Up to count positions: the first by expected improvement, each further one as if the

@@ -164,6 +164,7 @@ def test_hybrid_replay_stops_before_the_whole_pool_and_chooses_a_measured_varian
     cis = pool.frame["ci_rel"].to_numpy(float)
     for index in result.order:
         belief.observe(index, math.log(times[index]), cis[index])
+        belief.adapt(index)
     best = belief.held_best(range(len(times)))
     assert belief.chances(best).sum() < HYBRID_STOP
     assert result.decisions[-1].expected == pytest.approx(belief.chances(best).sum())
