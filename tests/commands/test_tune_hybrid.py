@@ -10,6 +10,7 @@ import pytest
 
 from tune_support import BIN, measurement_rows, run
 from hybridtune.describe.library import PROJECT_ROOT
+from hybridtune.describe.strategy import HYBRID_STOP
 from hybridtune.measure.provenance import hardware_identity
 from hybridtune.store import Store
 
@@ -73,7 +74,7 @@ def test_without_a_model_the_offline_model_is_the_prior_and_says_so(fixture_copy
     assert "the offline model itself with the errors it makes on measured pools" in done.stderr
     assert "the store has no Gaussian process for machine file" in done.stderr
     for record in result["configurations"]:
-        assert record["strategy"] == "hybrid:0.25" and record["pool"] == 32
+        assert record["strategy"] == f"hybrid:{HYBRID_STOP:g}" and record["pool"] == 32
         assert 1 <= record["measured_now"] <= 32
         assert record["chosen"]["id"] in record["shortlisted"]
     assert measured_once(fixture_copy, before)

@@ -66,10 +66,10 @@ def test_a_store_chooses_the_best_skill_then_the_largest_stop_near_the_ceiling()
 
 
 def test_each_direction_scores_one_stores_choice_on_the_other():
-    a = {"grid": [scores(0.6, D, 0.1, 1.0), scores(1.0, D, 0.3, 1.1)],
+    a = {"grid": [scores(TRAINED_SCALE, D, 0.1, 1.0), scores(1.0, D, 0.3, 1.1)],
          "chosen": (1.0, D), "ceiling_loss_pct": 0.9}
-    b = {"grid": [scores(0.6, D, 0.2, 0.7), scores(1.0, D, -0.1, 2.0)],
-         "chosen": (0.6, D), "ceiling_loss_pct": 0.4}
+    b = {"grid": [scores(TRAINED_SCALE, D, 0.2, 0.7), scores(1.0, D, -0.1, 2.0)],
+         "chosen": (TRAINED_SCALE, D), "ceiling_loss_pct": 0.4}
     found = constants_check.out_of_sample({"A": a, "B": b})
     assert set(found) == {"A -> B", "B -> A"}
     forth = found["A -> B"]
@@ -82,4 +82,4 @@ def test_each_direction_scores_one_stores_choice_on_the_other():
     at = lines.index("  A -> B (the ceiling loses 0.40%):")
     assert lines[at + 2].split()[:4] == ["out", "of", "sample", "1.00"]
     assert lines[at + 2].split()[4:6] == [f"{D:g}", "-0.100"]
-    assert lines[at + 3].split()[:4] == ["its", "own", "choice", "0.60"]
+    assert lines[at + 3].split()[:4] == ["its", "own", "choice", f"{TRAINED_SCALE:.2f}"]
