@@ -1,5 +1,8 @@
-"""A configuration's own error scales, fitted to its measurements: how far a trained model's
-variant errors and the timing noise run there, against what the training IVPs showed."""
+"""A configuration's own error scales, fitted to its measurements.
+
+How far a trained model's variant errors and the timing noise run there, against what the training
+IVPs showed.
+"""
 
 from __future__ import annotations
 
