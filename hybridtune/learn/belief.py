@@ -293,7 +293,7 @@ def prior_belief(fitted, variants, feature_rows, predicted_s, configurations=Non
              f"the errors it made on left-out IVPs: {fitted.offset_spread:.3f} common to a "
              f"configuration, {fitted.variant_spread:.3f} of a variant's own (log time), "
              f"partly shared with similar variants{_across_note(across)}; scaled by "
-             f"{TRAINED_SCALE} as calibrated on the shipped ground truth, and per configuration "
+             f"{TRAINED_SCALE} as calibrated on the shipped ground truths, and per configuration "
              "by what its measurements show of the variants' errors and the timing noise there; "
              "the best expected variant of each skeleton measured before it may stop")
     mean, cov = offline_prior(variants, feature_rows, log_predicted, configurations, errors)
