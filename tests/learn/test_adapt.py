@@ -50,3 +50,18 @@ def test_a_search_over_near_ties_the_model_spread_out_stops_sooner_when_it_adapt
         measured.append(count)
     adapted, fixed_scales = measured
     assert adapted < fixed_scales / 2, measured
+
+
+def test_a_widened_prior_keeps_the_factor_through_its_configurations_refits():
+    fixed, scaled = _parts(20)
+    prior = Belief(np.zeros(20), fixed + scaled, {}, parts=(fixed, scaled, np.zeros(20, int)),
+                   scales=np.ones(20))
+    wide = prior.widened(2.0)
+    rng = np.random.default_rng(4)
+    for index in range(12):
+        wide.observe(index, float(0.1 + 0.2 * rng.standard_normal()))
+        wide.adapt(index)
+    scale = wide.scales[0]
+    np.testing.assert_allclose(wide.cov, 4 * (fixed + scale ** 2 * scaled))
+    assert not prior.observed and np.all(prior.scales == 1.0)
+    np.testing.assert_allclose(prior.cov, fixed + scaled)
