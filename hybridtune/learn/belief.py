@@ -27,8 +27,9 @@ SHIPPED_ERRORS = OfflineErrors(slope=0.143, slope_spread=0.609, shared=1.19, len
                                own=0.0388, pools=15)
 OFFSET_SPREAD = 0.33
 # A trained model's covariance (its left-out errors and its own) is scaled by this before each
-# configuration fits its own scale (learn/adapt.py): the factor of best Brier skill of hybrid's
-# stop chances on the shipped ground truth, and on the AMD EPYC one too (evaluate --constants)
+# configuration fits its own scale (learn/adapt.py): of the grid 0.4-1, the factor of best Brier
+# skill of hybrid's stop chances on the shipped ground truth and on the AMD EPYC one (evaluate
+# --constants)
 TRAINED_SCALE = 0.4
 # A model of other hardware as the prior (tune --prior STORE): a variant's own error (log time)
 # widened by this, what leaving one host and one IVP out measured between the shipped ground truths
