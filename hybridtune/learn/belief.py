@@ -45,7 +45,7 @@ class Belief:
     drawn: the prior's joint draws and the observation noise's (DRAWS each), made on first use and
     shared by the replays of the prior (its copies by dataclasses.replace). parts: (fixed, scaled,
     configuration per row) where each configuration's scale of the scaled part is fitted (adapt),
-    scales those per row; timing_noise: each measurement's own noise variance (0 unknown)."""
+    scales those per row (1 at first); timing_noise: each measurement's own noise variance (0 unknown)."""
     mean: np.ndarray
     cov: np.ndarray
     observed: dict
@@ -55,6 +55,10 @@ class Belief:
     timing_noise: dict = field(default_factory=dict, repr=False, compare=False)
     _last: tuple = field(default=(), init=False, repr=False, compare=False)
     _kept_factor: tuple = field(default=(), init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        if self.parts and self.scales is None:
+            self.scales = np.ones(len(self.mean))
 
     @classmethod
     def of(cls, log_predicted: np.ndarray, correction: np.ndarray, cov: np.ndarray) -> Belief:
@@ -68,12 +72,15 @@ class Belief:
         self.observed[index] = (log_time, max(own, TIMING_SPREAD ** 2))
         self.timing_noise[index] = own
 
+    def unobserved(self) -> Belief:
+        """A copy of this belief with nothing measured (the prior's draws still shared)."""
+        return replace(self, observed={}, timing_noise={})
+
     def widened(self, factor: float) -> Belief:
         """A copy of this prior with its covariance (and its parts) times factor^2."""
         parts = self.parts and (self.parts[0] * factor ** 2, self.parts[1] * factor ** 2,
                                 self.parts[2])
-        return replace(self, cov=self.cov * factor ** 2, parts=parts, drawn={}, observed={},
-                       timing_noise={})
+        return replace(self.unobserved(), cov=self.cov * factor ** 2, parts=parts, drawn={})
 
     def adapt(self, index: int) -> None:
         """Where the covariance has parts (fixed, scaled, configuration per row), refit the
@@ -283,8 +290,7 @@ def prior_belief(fitted, variants, feature_rows, predicted_s, configurations=Non
         keys = [tuple(c) for c in configurations]
         block = {key: i for i, key in enumerate(dict.fromkeys(keys))}
         belief = Belief(log_predicted + mean, fixed + scaled, {},
-                        parts=(fixed, scaled, np.array([block[key] for key in keys])),
-                        scales=np.ones(len(keys)))
+                        parts=(fixed, scaled, np.array([block[key] for key in keys])))
         model = (f"the Gaussian process trained on other hardware ({fitted.other_hardware}; a "
                  f"variant's own error inflated by {fitted.hardware_spread:.3f} as leaving a host "
                  "and an IVP out measured)" if fitted.other_hardware

@@ -175,7 +175,7 @@ def hybrid_together(pools: list, fitted, stop: float = HYBRID_STOP,
     sizes carries to the pools after it. errors: per pool its noise draws; prior: hybrid_prior's
     result, where built once for several replays; sample: the share of a space-filling sample."""
     start_belief, note = prior or hybrid_prior(pools, fitted)
-    belief = replace(start_belief, observed={}, timing_noise={})
+    belief = start_belief.unobserved()
     starts = np.cumsum([0] + [len(pool.frame) for pool in pools])
     out = []
     for index, (pool, start) in enumerate(zip(pools, starts)):
