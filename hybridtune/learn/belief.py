@@ -14,6 +14,7 @@ from scipy.linalg import cho_solve, cholesky
 from scipy.special import ndtr
 
 from hybridtune.learn.adapt import ADAPT_FROM, fitted_scales
+from hybridtune.learn.kernel_effects import KernelEffects, effects_prior, shipped
 from hybridtune.learn.offline_errors import OfflineErrors, centred, similarity
 from hybridtune.learn.table import Z95
 from hybridtune.learn.timing import TIMING_SPREAD
@@ -26,6 +27,9 @@ from hybridtune.learn.train import pool_offsets
 SHIPPED_ERRORS = OfflineErrors(slope=0.143, slope_spread=0.609, shared=1.19, length=80.6,
                                own=0.0388, pools=15)
 OFFSET_SPREAD = 0.33
+# Without a model, where the variants' kernels are known: the kernel effects measured on the
+# shipped ground truths' whole pools (learn/kernel_effects)
+SHIPPED_EFFECTS = shipped()
 # A trained model's covariance (its left-out errors and its own) is scaled by this before each
 # configuration fits its own scale (learn/adapt.py): of the grid 0.4-1, the factor of best Brier
 # skill of hybrid's stop chances on the shipped ground truth and on the AMD EPYC one (evaluate
@@ -265,11 +269,13 @@ def from_other_hardware(fitted, hardware: str, spread: float):
 
 
 def prior_belief(fitted, variants, feature_rows, predicted_s, configurations=None,
-                 errors: OfflineErrors = SHIPPED_ERRORS) -> tuple[Belief, str]:
+                 errors: OfflineErrors = SHIPPED_ERRORS,
+                 effects: KernelEffects | None = SHIPPED_EFFECTS) -> tuple[Belief, str]:
     """The belief before measuring the candidates (of one configuration, or with configurations,
     (n, threads) per candidate, of several of one method and IVP): a trained Gaussian process's
-    correction and covariance, else the offline model with the errors it makes on measured
-    pools (errors; offline_prior)."""
+    correction and covariance, else the kernel effects measured on whole pools (effects;
+    kernel_prior), else the offline model with the errors it makes on measured pools (errors;
+    offline_prior)."""
     log_predicted = np.log(np.asarray(predicted_s, float))
     if configurations is None:
         configurations = [(1, 1)] * len(log_predicted)
@@ -303,6 +309,16 @@ def prior_belief(fitted, variants, feature_rows, predicted_s, configurations=Non
              f"{TRAINED_SCALE} as calibrated on the shipped ground truths, and per configuration "
              "by what its measurements show of the variants' errors and the timing noise there; "
              "the best expected variant of each skeleton measured before it may stop")
+    found = effects is not None and kernel_prior(variants, feature_rows, log_predicted,
+                                                 configurations, effects)
+    if found:
+        return found, \
+            (f"prior: no trained model for this hardware; the kernel effects measured on "
+             f"{effects.pools} whole pools{_hosts_note(effects.hosts)}: how each skeleton and "
+             f"kernel variant and the offline model's ranking move a variant's time, and how "
+             f"much that differs between pools, {effects.own:.3f} of a variant's own (log time); "
+             "per configuration scaled by what its measurements show; the best expected variant "
+             "of each skeleton measured before it may stop")
     mean, cov = offline_prior(variants, feature_rows, log_predicted, configurations, errors)
     return Belief(mean, cov, {}), \
         (f"prior: no trained model for this hardware; the offline model itself with the errors it "
@@ -310,6 +326,33 @@ def prior_belief(fitted, variants, feature_rows, predicted_s, configurations=Non
          f"+- {errors.slope_spread:.2f}, a smooth error of {errors.shared:.2f} over the "
          f"variants' features and {errors.own:.3f} of a variant's own (log time); the best "
          "predicted variant of each skeleton measured before it may stop")
+
+
+def kernel_prior(variants, feature_rows, log_predicted: np.ndarray, configurations,
+                 effects: KernelEffects) -> Belief | None:
+    """The belief under the kernel effects, each configuration apart: its level about the mean
+    predicted (OFFSET_SPREAD, the fixed part) and the effects' covariance with a variant's own
+    error (the part each configuration scales, Belief.adapt); None where a configuration's
+    kernels are all unknown to the effects."""
+    size = len(log_predicted)
+    mean, fixed, scaled = np.empty(size), np.zeros((size, size)), np.zeros((size, size))
+    keys = [tuple(c) for c in configurations]
+    blocks = {key: i for i, key in enumerate(dict.fromkeys(keys))}
+    for key in blocks:
+        mine = np.flatnonzero([k == key for k in keys])
+        found = effects_prior(effects, [variants[i] for i in mine],
+                              [feature_rows[i] for i in mine], log_predicted[mine])
+        if found is None:
+            return None
+        mean[mine] = found[0]
+        fixed[np.ix_(mine, mine)] = OFFSET_SPREAD ** 2
+        scaled[np.ix_(mine, mine)] = found[1]
+    return Belief(mean, fixed + scaled, {},
+                  parts=(fixed, scaled, np.array([blocks[key] for key in keys])))
+
+
+def _hosts_note(hosts: tuple) -> str:
+    return f" of {' and '.join(hosts)}" if hosts else ""
 
 
 def offline_prior(variants, feature_rows, log_predicted: np.ndarray, configurations,

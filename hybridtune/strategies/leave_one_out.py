@@ -21,6 +21,7 @@ from hybridtune.learn.table import CONFIG, Rows
 from hybridtune.strategies.noise import Noise, pool_draws
 from hybridtune.strategies.tpe import optuna_module
 from hybridtune.learn.level import Levels, levels_of
+from hybridtune.learn.kernel_effects import fitted_effects
 from hybridtune.learn.offline_errors import calibrated
 from hybridtune.learn.train import MIN_ROWS, configuration_keys, fit, pool_targets
 
@@ -33,7 +34,8 @@ SPREAD = (10, 90)        # percentiles over noise seeds
 CAPPED = 12              # hybrid is replayed with this cap too (about preselect:5's mean count)
 CURVE = 64               # best-found curves over the first this many measurements
 OTHER_SIZES = "gp_other_sizes"  # the left-out IVP's other configurations measured
-NO_MODEL = "hybrid (no model)"  # hybrid on the offline model, its errors calibrated on the others
+NO_MODEL = "hybrid (no model)"  # hybrid on the kernel effects measured on the other IVPs' pools
+OFFLINE_ERRORS = "hybrid (offline errors)"  # and on the offline model, its errors calibrated there
 CEILING_ROUNDS = 3      # the ceiling: RunAll with its contenders raced in this many rounds
 CEILING = f"RunAll+{CEILING_ROUNDS} rounds"
 
@@ -293,9 +295,10 @@ def _left_out(setting: ReplaySetting, ivp: str) -> LeftOut | str:
                        test[[*CONFIG, "variant", "median_s"]].to_dict("records"))]
     best_variant = _best_trained(setting, train, ivp)
     mine = sorted((p for p in setting.pools if p.key[1] == ivp), key=lambda p: p.key)
-    calibration_here = calibrated([p.frame for p in setting.pools if p.key[1] != ivp],
-                                  setting.offline_all) if setting.bare else None
-    hybrids = _hybrid_replays(setting, mine, gp, calibration_here)
+    others = [p.frame for p in setting.pools if p.key[1] != ivp]
+    calibration_here = calibrated(others, setting.offline_all) if setting.bare else None
+    effects_here = fitted_effects(others) if setting.bare and len(others) >= 3 else None
+    hybrids = _hybrid_replays(setting, mine, gp, calibration_here, effects_here)
     return LeftOut(accuracy, predictions,
                    [_pool_replay(setting, pool, hybrids[pool.key], best_variant) for pool in mine],
                    calibration_here.as_dict() if calibration_here is not None else None)
@@ -322,16 +325,19 @@ def _best_trained(setting: ReplaySetting, train: Rows, ivp: str) -> str:
     return _best_variant(in_whole if not in_whole.empty else trained)
 
 
-def _hybrid_replays(setting: ReplaySetting, mine: list, gp, calibration_here) -> dict:
+def _hybrid_replays(setting: ReplaySetting, mine: list, gp, calibration_here,
+                    effects_here) -> dict:
     """pool key -> replay name -> one replay per noise seed: hybrid (and capped) on each method's
-    pools together with the model; without a model each pool alone, its prior calibrated."""
+    pools together with the model; without a model each pool alone, its prior the kernel effects
+    of the other IVPs (where they have 3 pools) and the offline errors calibrated there."""
     hybrids: dict = {}
     for method in dict.fromkeys(p.key[0] for p in mine):
         group = [p for p in mine if p.key[0] == method]
         prior = replay.hybrid_prior(group, gp)
         # without a model the configurations are independent: a belief each
-        alone = [replay.hybrid_prior([p], None, calibration_here) for p in group] \
-            if setting.bare else []
+        alone = {name: [replay.hybrid_prior([p], None, calibration_here, effects) for p in group]
+                 for name, effects in ((NO_MODEL, effects_here), (OFFLINE_ERRORS, None))
+                 if setting.bare and (effects is not None or name == OFFLINE_ERRORS)}
         for seed in range(setting.seeds):
             found = _hybrids_once(setting, group, gp, prior, alone, seed)
             for name, results in found.items():
@@ -340,15 +346,15 @@ def _hybrid_replays(setting: ReplaySetting, mine: list, gp, calibration_here) ->
     return hybrids
 
 
-def _hybrids_once(setting: ReplaySetting, group: list, gp, prior, alone: list, seed: int) -> dict:
+def _hybrids_once(setting: ReplaySetting, group: list, gp, prior, alone: dict, seed: int) -> dict:
     """Hybrid's replays of one method's pools under one noise seed, by name."""
     drawn = [setting.errors[p.key][seed] for p in group]
     found = {"hybrid": replay.hybrid_together(group, gp, setting.stop, errors=drawn, prior=prior),
              f"hybrid@{CAPPED}": replay.hybrid_together(
                  group, gp, setting.stop, CAPPED, errors=drawn, prior=prior)}
-    if setting.bare:
-        found[NO_MODEL] = [replay.hybrid_together([p], None, setting.stop, errors=[e], prior=a)[0]
-                           for p, e, a in zip(group, drawn, alone)]
+    for name, priors in alone.items():
+        found[name] = [replay.hybrid_together([p], None, setting.stop, errors=[e], prior=a)[0]
+                       for p, e, a in zip(group, drawn, priors)]
     return found
 
 

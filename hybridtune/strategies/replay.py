@@ -15,7 +15,8 @@ from hybridtune.describe.strategy import HYBRID_STOP, Strategy
 from hybridtune.errors import HybridtuneError
 from hybridtune.learn.encode import kernel_variants
 from hybridtune.learn import timing
-from hybridtune.learn.belief import SHIPPED_ERRORS, Belief, prior_belief
+from hybridtune.learn.belief import SHIPPED_EFFECTS, SHIPPED_ERRORS, Belief, prior_belief
+from hybridtune.learn.kernel_effects import KernelEffects
 from hybridtune.learn.offline_errors import OfflineErrors
 from hybridtune.learn.table import CONFIG, Rows
 from hybridtune.strategies.hybrid import HybridSearch, first_cover
@@ -154,17 +155,18 @@ def hybrid(pool: StoredPool, fitted, stop: float = HYBRID_STOP,
     return hybrid_together([pool], fitted, stop, max_measurements, sample=sample)[0]
 
 
-def hybrid_prior(pools: list, fitted, offline: OfflineErrors = SHIPPED_ERRORS
-                 ) -> tuple[Belief, str]:
+def hybrid_prior(pools: list, fitted, offline: OfflineErrors = SHIPPED_ERRORS,
+                 effects: KernelEffects | None = SHIPPED_EFFECTS) -> tuple[Belief, str]:
     """The belief over pools of one method and IVP before anything is measured, and its note;
-    without a model (fitted None) the offline model with the errors `offline`."""
+    without a model (fitted None) the kernel effects `effects` (as live: the shipped ones by
+    default), else, with effects None, the offline model with the errors `offline`."""
     frames = [pool.frame for pool in pools]
     configurations = [(pool.key[2], pool.key[4], pool.key[3]) for pool, frame in zip(pools, frames)
                       for _ in range(len(frame))]
     return prior_belief(fitted, sum((f["variant"].tolist() for f in frames), []),
                         sum((f["features"].tolist() for f in frames), []),
                         np.concatenate([f["predicted_s"].to_numpy(float) for f in frames]),
-                        configurations, offline)
+                        configurations, offline, effects)
 
 
 def hybrid_together(pools: list, fitted, stop: float = HYBRID_STOP,

@@ -97,7 +97,7 @@ def test_evaluate_json_scores_every_strategy(capsys, copy):
     k = round(strategies["hybrid"]["measured_mean"])
     assert set(strategies) == {"BestVariant", "RunAll+3 rounds", "RunAll", "preselect:5",
                                "preselect:10", "hybrid", "hybrid@12", "hybrid (no model)",
-                               f"top_k:{k}", f"random:{k}"}
+                               "hybrid (offline errors)", f"top_k:{k}", f"random:{k}"}
     fits = result["offline_errors"]["fits"]
     # the no-model prior of each left-out IVP is calibrated without it
     assert set(fits) == {"all", "Cusp", "InverterChain", "Medakzo", "Wave1D"}
@@ -121,7 +121,8 @@ def test_evaluate_json_scores_every_strategy(capsys, copy):
     assert "noise: the store holds one pass: drawn from the shipped ground truth's noise model" \
         in text
     assert "hybrid: its chance of the event (an unmeasured variant more than 3% faster" in text
-    assert "hybrid (no model), its prior calibrated on the other IVPs: its chance" in text
+    assert ("hybrid (no model), its prior the kernel effects of the other IVPs' pools: its "
+            "chance") in text
     assert "the offline model's errors within" in text
     assert "Brier score" in text
     assert "mean over 3 seeds" in text

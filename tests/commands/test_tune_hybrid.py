@@ -65,13 +65,13 @@ def measured_once(store, before: int) -> bool:
     return bool(counts) and set(counts.values()) == {1}
 
 
-def test_without_a_model_the_offline_model_is_the_prior_and_says_so(fixture_copy):
+def test_without_a_model_the_shipped_kernel_effects_are_the_prior_and_it_says_so(fixture_copy):
     before = len(measurement_rows(fixture_copy))
     done = hybrid(fixture_copy)
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
-    assert any("the offline model itself" in note for note in result["notes"])
-    assert "the offline model itself with the errors it makes on measured pools" in done.stderr
+    assert any("the kernel effects measured on 34 whole pools" in note for note in result["notes"])
+    assert "no trained model for this hardware; the kernel effects measured on" in done.stderr
     assert "the store has no Gaussian process for machine file" in done.stderr
     for record in result["configurations"]:
         assert record["strategy"] == f"hybrid:{HYBRID_STOP:g}" and record["pool"] == 32
@@ -88,7 +88,7 @@ def test_a_model_of_other_hardware_is_no_prior_and_the_output_says_whose_it_is(f
     assert trained.returncode == 0, trained.stderr
     done = hybrid(fixture_copy, "--max-measurements", "1")
     assert done.returncode == 0, done.stderr
-    assert "the offline model itself" in done.stderr
+    assert "no trained model for this hardware; the kernel effects" in done.stderr
     assert ("Gaussian process for this machine file was trained on measurements of hardware "
             f"{FIXTURE_HARDWARE[:12]}, this host is {hardware_identity()['hardware_id'][:12]}"
             in done.stderr)
@@ -160,7 +160,7 @@ def test_max_measurements_caps_every_configuration(fixture_copy):
             assert record["ended_by"] == "--max-measurements 3", record
         else:
             assert record["ended_by"].endswith("variants expected 3% faster than the best held "
-                                               "(below 0.25)"), record
+                                               f"(below {HYBRID_STOP:g})"), record
 
 
 @pytest.mark.mpi

@@ -98,10 +98,11 @@ def _pool(fixture_rows, key):
     return next(p for p in whole_pools(fixture_rows) if p.key == key)
 
 
-def test_prior_belief_without_a_model_is_the_offline_model_with_its_measured_errors(fixture_rows):
+def test_prior_belief_without_a_model_or_kernel_effects_is_the_offline_model_with_its_errors(
+        fixture_rows):
     frame = _pool(fixture_rows, ("radauIIA7", "Cusp", 6000, 1, 1)).frame
     belief, note = prior_belief(None, frame["variant"].tolist(), frame["features"].tolist(),
-                                frame["predicted_s"])
+                                frame["predicted_s"], effects=None)
     assert "offline model itself" in note and f"slope {SHIPPED_ERRORS.slope:.2f}" in note
     mean, std = belief.posterior()
     lp = np.log(frame["predicted_s"].to_numpy(float))
@@ -117,7 +118,7 @@ def test_without_a_model_an_inverted_ranking_is_learnt_from_a_few_measurements(f
     belief about the other variants upside down too."""
     frame = _pool(fixture_rows, ("radauIIA7", "Cusp", 6000, 1, 1)).frame
     belief, _ = prior_belief(None, frame["variant"].tolist(), frame["features"].tolist(),
-                             frame["predicted_s"])
+                             frame["predicted_s"], effects=None)
     lp = np.log(frame["predicted_s"].to_numpy(float))
     before, _ = belief.posterior()
     ends = list(np.argsort(lp)[:2]) + list(np.argsort(lp)[-2:])

@@ -33,11 +33,17 @@ def test_without_a_model_a_pool_whose_offline_best_is_far_off_is_not_ended_after
     times[first] = 1.8 * times[other]
     frame["median_s"] = times
     wrong = replay.StoredPool(pool.key, frame)
-    result = replay.hybrid(wrong, None)
+    # the offline model's prior (no kernel effects) starts from its best and covers the skeletons
+    offline = replay.hybrid_prior([wrong], None, effects=None)
+    result = replay.hybrid_together([wrong], None, prior=offline)[0]
     covered = set(cover(frame["variant"].tolist(), predicted.tolist()))
     assert len(covered) == skeletons.nunique() > 1
     assert result.order[0] == first and len(result.order) >= len(covered) > 1
     assert covered <= set(result.order) and result.chosen == other
+    # so does the default prior without a model, the shipped kernel effects
+    result = replay.hybrid(wrong, None)
+    measured = {frame["variant"].iloc[i].split("_")[0] for i in result.order}
+    assert measured == set(skeletons) and result.chosen == other
 
 
 def test_a_confident_belief_still_measures_the_best_expected_variant_of_each_skeleton():

@@ -32,6 +32,7 @@ def test_every_strategy_is_replayed_on_every_whole_pool(evaluation):
     k = round(strategies["hybrid"]["measured_mean"])
     assert list(strategies) == ["BestVariant", "RunAll+3 rounds", "RunAll", "preselect:5",
                                 "preselect:10", "hybrid", "hybrid@12", "hybrid (no model)",
+                                "hybrid (offline errors)",
                                 f"top_k:{k}", f"random:{k}"]
     assert strategies["hybrid@12"]["measured_mean"] <= min(12, strategies["hybrid"]["measured_mean"])
     for name, summary in strategies.items():
