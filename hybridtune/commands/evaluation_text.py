@@ -193,6 +193,22 @@ def host_transfer_lines(found: dict | None) -> list[str]:
                          f"{entry['to_within']['own']:<8.1f} {entry['loss']['transferred']:7.2%} / "
                          f"{entry['loss']['own']:<8.2%} {acc['transferred']['kendall_tau']:6.2f} / "
                          f"{acc['own']['kendall_tau']:.2f}")
+    return lines + effects_transfer_lines(found.get("kernel_effects", []))
+
+
+def effects_transfer_lines(directions: list) -> list[str]:
+    """Hybrid without a model on one host, its kernel effects from the other host's pools, its own
+    or both hosts' (each without the IVP replayed)."""
+    if not directions:
+        return []
+    lines = ["", "  Without a model, the kernel effects from (each fitted without the IVP "
+                 "replayed): measured per configuration, loss mean (p90)"]
+    for d in directions:
+        cells = "; ".join(f"{name} {d[name]['measured_mean']:.1f}, {d[name]['loss_pct_mean']:.2f}% "
+                          f"({d[name]['loss_pct_p90']:.2f}%)"
+                          for name in ("transferred", "own", "both"))
+        lines.append(f"    {d['from']} -> {d['to']}: {cells}; ratio to own "
+                     f"{d['ratio_to_own']:.2f}")
     return lines
 
 

@@ -10,6 +10,7 @@ from hybridtune.learn.table import hardware_name, joined_rows, machine_files
 from hybridtune.pipeline.store_frames import machine_file_names, read_frames
 from hybridtune.strategies import constants_check
 from hybridtune.strategies import host_transfer as hosts
+from hybridtune.strategies.effects_transfer import effects_transfer
 from hybridtune.strategies.host_transfer import Host
 from hybridtune.strategies.leave_one_out import evaluate, regime_errors, whole_pools
 from hybridtune.strategies.noise import TooFewPairs, measured, pass_agreement
@@ -117,6 +118,9 @@ def _hosts(request: EvaluationRequest, host: dict, other: dict | None) -> dict:
         out["hosts"] = hosts.host_transfer(host["host"], other["host"], host["noise"],
                                            other["noise"], max(1, request.noise_seeds),
                                            request.stop)
+        out["hosts"]["kernel_effects"] = effects_transfer(
+            host["host"], other["host"], host["noise"], other["noise"],
+            max(1, request.noise_seeds), request.stop)
     return out
 
 

@@ -6,6 +6,7 @@ import pytest
 
 from hybridtune.describe.library import PROJECT_ROOT
 from hybridtune.describe.loader import load
+from hybridtune.describe.strategy import HYBRID_STOP
 from hybridtune.errors import DescriptionError
 from tests_support import expect_error
 
@@ -130,13 +131,13 @@ def test_bad_strategy_spellings_say_what_was_expected(text, expected):
 
 def test_a_scenario_spells_its_strategy_as_the_command_line_does(write, default_scenario):
     path = write("s.scenario.yaml", (Path(default_scenario.path).read_text()
-                                      .replace("strategy: preselect:5+sample:0.25", "strategy: random:4:2")))
+                                      .replace("strategy: hybrid", "strategy: random:4:2")))
     assert load(path, "scenario").strategy.spelling == "random:4:2"
-    assert default_scenario.strategy.spelling == "preselect:5+sample:0.25"
+    assert default_scenario.strategy.spelling == f"hybrid:{HYBRID_STOP:g}"
     sampled = write("u.scenario.yaml", (Path(default_scenario.path).read_text().replace(
-        "strategy: preselect:5+sample:0.25", "strategy: {name: preselect, sample: 0.2}")))
+        "strategy: hybrid", "strategy: {name: preselect, sample: 0.2}")))
     assert load(sampled, "scenario").strategy.spelling == "preselect:5+sample:0.2"
     bad = write("t.scenario.yaml", (Path(default_scenario.path).read_text()
-                                     .replace("strategy: preselect:5+sample:0.25", "strategy: top_k:none")))
+                                     .replace("strategy: hybrid", "strategy: top_k:none")))
     with pytest.raises(DescriptionError, match="top_k:K"):
         load(bad, "scenario")

@@ -17,6 +17,7 @@ from hybridtune.learn.table import Rows
 from hybridtune.learn.train import fit
 from hybridtune.strategies import host_transfer
 from hybridtune.strategies.host_transfer import Host
+from host_support import other_hardware
 
 pytestmark = pytest.mark.slow
 IVPS = ("Cusp", "InverterChain", "Wave1D")      # three IVPs x 32 variants x 2 sizes
@@ -25,19 +26,6 @@ IVPS = ("Cusp", "InverterChain", "Wave1D")      # three IVPs x 32 variants x 2 s
 def three(rows: Rows) -> Rows:
     return Rows(rows.frame[rows.frame["ivp"].isin(IVPS)].reset_index(drop=True),
                 rows.feature_schema, rows.machine_sha256)
-
-
-def other_hardware(rows: Rows) -> Rows:
-    """The fixture as measured on made-up other hardware (see the module's docstring)."""
-    frame = rows.frame.copy()
-    compute = np.array([f.get("share_T_comp", 0.0) for f in frame["features"]])
-    large = frame["n"].to_numpy() > 1000
-    factor = np.exp(-0.3 * compute + np.where(large, 0.25, 0.0)
-                    + 0.05 * np.sin(np.arange(len(frame))))
-    for column in ("median_s", "ci_low_s", "ci_high_s"):
-        frame[column] = frame[column] * factor
-    frame["hardware_id"] = "made-up-other-hardware"
-    return Rows(frame, rows.feature_schema, rows.machine_sha256)
 
 
 def test_both_directions_use_the_spread_measured_the_other_way(fixture_rows):

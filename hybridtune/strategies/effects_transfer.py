@@ -1,0 +1,58 @@
+"""Kernel effects across hosts: hybrid without a model on one host, its effects from the other's pools, its own or both.
+
+For each IVP of the target host, the effects are fitted on whole pools without that IVP: the source
+host's (leave one host and one IVP out), the target's own, and both hosts' together (what a third
+host gets from the shipped ground truths); hybrid is replayed on the target's pools of that IVP with
+each, under the target's noise.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from hybridtune.learn.kernel_effects import MIN_POOLS, fitted_effects
+from hybridtune.strategies import metrics, replay
+from hybridtune.strategies.leave_one_out import whole_pools
+from hybridtune.strategies.noise import Noise, pool_draws
+
+SOURCES = ("transferred", "own", "both")
+
+
+def _effects(pools: list, ivp: str):
+    frames = [p.frame for p in pools if p.key[1] != ivp]
+    return fitted_effects(frames) if len(frames) >= MIN_POOLS else None
+
+
+def _direction(source, target, noise: Noise | None, seeds: int, stop: float) -> dict:
+    """Hybrid without a model on every whole pool of the target, per source of its effects."""
+    theirs, mine = whole_pools(source.rows), whole_pools(target.rows)
+    found = {name: {"measured": [], "loss": []} for name in SOURCES}
+    for ivp in sorted({p.key[1] for p in mine}):
+        effects = {"transferred": _effects(theirs, ivp), "own": _effects(mine, ivp),
+                   "both": _effects(theirs + mine, ivp)}
+        if any(e is None for e in effects.values()):
+            continue
+        for pool in (p for p in mine if p.key[1] == ivp):
+            for name, fitted in effects.items():
+                prior = replay.hybrid_prior([pool], None, effects=fitted)
+                for seed in range(seeds):
+                    result = replay.hybrid_together([pool], None, stop, prior=prior,
+                                                    errors=[pool_draws(noise, seed, pool)])[0]
+                    found[name]["measured"].append(len(result.order))
+                    found[name]["loss"].append(metrics.pool_loss(pool.times, result.chosen))
+    summary = {name: {"measured_mean": float(np.mean(v["measured"])) if v["measured"] else math.nan,
+                      "loss_pct_mean": 100 * float(np.mean(v["loss"])) if v["loss"] else math.nan,
+                      "loss_pct_p90": (100 * float(np.percentile(v["loss"], 90)) if v["loss"]
+                                       else math.nan),
+                      "replays": len(v["measured"])} for name, v in found.items()}
+    own = summary["own"]["measured_mean"]
+    return {"from": source.name, "to": target.name, **summary,
+            "ratio_to_own": summary["transferred"]["measured_mean"] / own if own else math.nan}
+
+
+def effects_transfer(a, b, noise_a: Noise | None, noise_b: Noise | None, seeds: int,
+                     stop: float) -> list[dict]:
+    """Both directions between two hosts' ground truths (Host records)."""
+    return [_direction(a, b, noise_b, seeds, stop), _direction(b, a, noise_a, seeds, stop)]
