@@ -32,7 +32,8 @@ def add_arguments(evaluate) -> None:
                           "sample:S) buys in model accuracy and in hybrid's later runs")
     evaluate.add_argument("--other-host", metavar="STORE", help="also: leave one host and one "
                           "IVP out, both ways between --db and this ground truth of other hardware "
-                          "(hybrid on one host with the other's model as its prior)")
+                          "(hybrid on one host with the other's model as its prior, and without a "
+                          "model with the other's kernel effects, its own and both hosts')")
     evaluate.add_argument("--feature-sets", action="store_true", help="also: the IVP (and, with "
                           "--other-host, the machine) characteristics offered to the model, judged "
                           "by leaving one IVP (one host) out")
