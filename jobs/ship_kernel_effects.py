@@ -10,7 +10,7 @@ import sys
 
 from hybridtune.describe.library import PROJECT_ROOT
 from hybridtune.learn.kernel_effects import SHIPPED_FILE
-from hybridtune.pipeline.evaluation_run import stores_kernel_effects
+from hybridtune.pipeline.prior_stores import stores_kernel_effects
 
 STORES = ("data/groundtruth/ground-truth.h5", "data/groundtruth/amd-epyc/ground-truth.h5")
 
@@ -20,6 +20,9 @@ def main() -> int:
     parser.add_argument("--stores", nargs="+", default=list(STORES))
     args = parser.parse_args()
     effects = stores_kernel_effects([str(PROJECT_ROOT / s) for s in args.stores])
+    if effects is None:
+        print(f"error: {', '.join(args.stores)}: fewer than 3 whole pools", file=sys.stderr)
+        return 2
     out = PROJECT_ROOT / "hybridtune" / "learn" / SHIPPED_FILE
     out.write_text(json.dumps({"stores": list(args.stores), **effects.as_dict()}, indent=1) + "\n")
     print(f"{out}: {len(effects.names)} effects from {effects.pools} pools of "

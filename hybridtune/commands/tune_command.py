@@ -58,8 +58,10 @@ def _add_run_arguments(tune_parser) -> None:
         + " (default: the scenario's)")
     add("--max-measurements", type=int, metavar="K", help="hybrid: measure at most K variants "
         "per configuration")
-    add("--prior", metavar="STORE", help="hybrid: the trained model of this store (opened "
-        "read-only) as the belief; --db is where the run writes")
+    add("--prior", metavar="STORE", action="append", help="hybrid (repeatable): these stores, "
+        "opened read-only, as the belief: a model of this hardware in one of them, else the "
+        "kernel effects of their whole pools, else a model of other hardware; --db is where the "
+        "run writes")
     add("--time-limit", type=float, metavar="SECONDS", help="cap on the whole run's wall time "
         "(default under Slurm: the job's remaining time less a margin); what is not measured by "
         "then is reported and exit code 3 says: rerun")
@@ -94,10 +96,11 @@ def _checked(args, launch) -> CheckedRun:
     spans = layout_spans(configs, launch)
     check_step_budget(configs, scenario.machine, args.budget)
     options = MeasureOptions(ci_target=args.ci, budget_s=args.budget)
-    check_strategy_options(strategy, scenario, args.max_measurements, args.prior)
+    prior = tuple(args.prior) if args.prior else None
+    check_strategy_options(strategy, scenario, args.max_measurements, prior)
     request = TuneRequest(scenario, strategy, options, args.n,
                           tuple(args.threads) if args.threads else None, limit.seconds,
-                          args.fresh, args.retry_failed, shard, args.max_measurements, args.prior,
+                          args.fresh, args.retry_failed, shard, args.max_measurements, prior,
                           tuple(args.ranks) if args.ranks else None, spans)
     return CheckedRun(request, path, limit.note, shard)
 

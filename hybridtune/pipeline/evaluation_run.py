@@ -5,14 +5,13 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from hybridtune.errors import RequestError
-from hybridtune.learn.kernel_effects import KernelEffects, fitted_effects
 from hybridtune.learn.table import hardware_name, joined_rows, machine_files
 from hybridtune.pipeline.store_frames import machine_file_names, read_frames
 from hybridtune.strategies import constants_check
 from hybridtune.strategies import host_transfer as hosts
 from hybridtune.strategies.effects_transfer import effects_transfer
 from hybridtune.strategies.host_transfer import Host
-from hybridtune.strategies.leave_one_out import evaluate, regime_errors, whole_pools
+from hybridtune.strategies.leave_one_out import evaluate, regime_errors
 from hybridtune.strategies.noise import TooFewPairs, measured, pass_agreement
 from hybridtune.strategies.teaching import share_value
 
@@ -136,13 +135,3 @@ def run_evaluation(request: EvaluationRequest) -> EvaluationDocument:
     document.update(_hosts(request, host, other))
     return evaluation
 
-
-def stores_kernel_effects(paths: list) -> KernelEffects:
-    """The kernel effects fitted on the whole pools of these ground-truth stores (hybrid's prior
-    without a model; jobs/ship_kernel_effects.py ships them)."""
-    pools, names = [], []
-    for path in paths:
-        host = read_host(path, 0)["host"]
-        pools += [pool.frame for pool in whole_pools(host.rows)]
-        names.append(host.name)
-    return fitted_effects(pools, tuple(names))

@@ -7,10 +7,12 @@ configurations, shared by that IVP's searches and conditioned on what the store 
 from __future__ import annotations
 
 from hybridtune.pipeline.measurement_rows import MeasuredRow
-from hybridtune.learn.belief import HARDWARE_SPREAD, from_other_hardware, prior_belief
+from hybridtune.learn.belief import (HARDWARE_SPREAD, SHIPPED_EFFECTS, from_other_hardware,
+                                     prior_belief)
 from hybridtune.learn.persist import latest_models, load_model
 from hybridtune.learn.table import (KEY, PREDICTION_COLUMNS, hardware_name, joined_rows,
                                      latest_predictions)
+from hybridtune.pipeline.prior_stores import stores_kernel_effects
 from hybridtune.store import Store
 from hybridtune.strategies.hybrid import HybridSearch, first_cover
 from hybridtune.strategies.registry import sampled
@@ -47,6 +49,34 @@ def prior_model(store, predictions, machine_sha256: str, hardware_id: str,
                   f"{hardware_id[:12]}: measure here (tune), then `hybridtune train`")
 
 
+def prior_of_stores(paths: tuple, machine_sha256: str, hardware_id: str) -> tuple:
+    """(model, kernel effects, why) from --prior stores: a model of this hardware and machine file
+    in one of them; else the kernel effects of their whole pools together (they carried between
+    the shipped ground truths' hosts at 1.05x and 1.00x the measurements of the host's own,
+    docs/models.md); else the first one's model of other hardware, widened by HARDWARE_SPREAD;
+    else the shipped kernel effects."""
+    named = ", ".join(paths)
+    for path in paths:
+        with Store.open(path, "r") as source:
+            fitted, _ = prior_model(source, source.frame("variant_predictions",
+                                                         PREDICTION_COLUMNS),
+                                    machine_sha256, hardware_id)
+        if fitted is not None:
+            return fitted, SHIPPED_EFFECTS, f"from --prior {path}"
+    effects = stores_kernel_effects(list(paths))
+    if effects is not None:
+        return None, effects, f"from --prior {named}"
+    why = ""
+    for path in paths:
+        with Store.open(path, "r") as source:
+            fitted, why = prior_model(source, source.frame("variant_predictions",
+                                                           PREDICTION_COLUMNS),
+                                      machine_sha256, hardware_id, other_hardware=True)
+        if fitted is not None:
+            return fitted, SHIPPED_EFFECTS, f"from --prior {path}"
+    return None, SHIPPED_EFFECTS, f"--prior {named}: {why}"
+
+
 def together(plans: list) -> list[list[int]]:
     """The plans' indices grouped by method and IVP, in order, a group holding at most
     MAX_TOGETHER candidates: the configurations one belief covers."""
@@ -68,20 +98,18 @@ def together(plans: list) -> list[list[int]]:
 
 
 def searches(plans: list, store, machine_sha256: str, hardware_id: str, stop: float,
-             max_measurements: int | None, prior: str | None = None, sample: float = 0.0
+             max_measurements: int | None, prior: tuple | None = None, sample: float = 0.0
              ) -> tuple[list, str]:
     """A search per plan, the plans of one IVP sharing a belief (see together), conditioned on
-    the rows the store already answers; the belief is the trained model of the store `prior`
-    (opened read-only) where one is given, else of the run's store."""
+    the rows the store already answers; the belief is the trained model of this hardware of the
+    run's store, or with prior stores (opened read-only) see prior_of_stores; without a model the
+    kernel effects."""
     predictions = store.frame("variant_predictions", PREDICTION_COLUMNS)
-    if prior is None:
+    effects = SHIPPED_EFFECTS
+    if not prior:
         fitted, why_not = prior_model(store, predictions, machine_sha256, hardware_id)
     else:
-        with Store.open(prior, "r") as source:
-            fitted, why_not = prior_model(source, source.frame("variant_predictions",
-                                                               PREDICTION_COLUMNS),
-                                          machine_sha256, hardware_id, other_hardware=True)
-        why_not = f"--prior {prior}: {why_not}" if why_not else f"from --prior {prior}"
+        fitted, effects, why_not = prior_of_stores(prior, machine_sha256, hardware_id)
     latest, _, _ = latest_predictions(predictions, machine_sha256)
     features = {tuple(key): f for key, f in zip(
         latest[list(KEY)].itertuples(index=False),
@@ -99,7 +127,8 @@ def searches(plans: list, store, machine_sha256: str, hardware_id: str, stop: fl
                                           p.id), {}))
                 predicted.append(p.predicted_s)
                 configurations.append((c.n, c.threads, c.ranks))
-        belief, note = prior_belief(fitted, ids, rows, predicted, configurations)
+        belief, note = prior_belief(fitted, ids, rows, predicted, configurations,
+                                    effects=effects)
         start = 0
         for index in group:
             plan = plans[index]

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 
 from hybridtune.describe.strategy import parse_strategy
 from hybridtune.errors import RequestError
-from hybridtune.pipeline.corrections import require_model
 from hybridtune.runtime.launch import slurm_time_left
 from hybridtune.strategies.tpe import optuna_module
 
@@ -54,9 +53,9 @@ def time_limit(seconds: float | None) -> TimeLimit:
 
 
 def check_strategy_options(strategy, scenario, max_measurements: int | None,
-                           prior: str | None) -> None:
+                           prior: tuple | None) -> None:
     """--max-measurements and --prior only where the strategy has them; TPE's Optuna present;
-    the prior's store holding a model (any machine file)."""
+    each prior store holding a model (any machine file) or whole pools."""
     if max_measurements is not None and max_measurements < 1:
         raise RequestError(f"--max-measurements {max_measurements}: expected a count >= 1")
     if max_measurements is not None and strategy.name != "hybrid":
@@ -64,8 +63,9 @@ def check_strategy_options(strategy, scenario, max_measurements: int | None,
                            f"strategy stops by itself (this run's is {strategy.spelling})")
     if strategy.name == "tpe":
         optuna_module()
-    if prior is not None:
+    for path in prior or ():
+        from hybridtune.pipeline.prior_stores import check_prior_store   # sklearn: 1 s to import
         if strategy.name != "hybrid":
-            raise RequestError(f"--prior {prior}: only the hybrid strategy has a belief "
+            raise RequestError(f"--prior {path}: only the hybrid strategy has a belief "
                                f"(this run's is {strategy.spelling})")
-        require_model(prior, scenario.machine.sha256, f"--prior {prior}", any_machine=True)
+        check_prior_store(path, scenario.machine.sha256)

@@ -41,7 +41,7 @@ class TuneRequest:
     retry_failed: bool = False
     shard: tuple = (0, 1)           # (I, N): measure only variants whose id sorts into shard I of N
     max_measurements: int | None = None     # hybrid: at most this many per configuration
-    prior: str | None = None        # hybrid: the store whose trained model is the belief
+    prior: tuple | None = None      # hybrid: the stores whose model or kernel effects are the belief
     ranks: tuple | None = None      # MPI rank counts (default: the scenario's)
     spans: dict = field(default_factory=dict)   # (ranks, threads) -> nodes a measurement spans
 

@@ -9,7 +9,7 @@ from hybridtune.describe.library import PROJECT_ROOT
 from hybridtune.learn.belief import OFFSET_SPREAD, kernel_prior, prior_belief
 from hybridtune.learn.kernel_effects import (PREDICTED, effects_prior, fitted_effects, shipped,
                                              tokens)
-from hybridtune.pipeline.evaluation_run import stores_kernel_effects
+from hybridtune.pipeline.prior_stores import stores_kernel_effects
 from hybridtune.strategies.leave_one_out import whole_pools
 
 OWN = 0.02

@@ -46,10 +46,10 @@ def test_hybrids_options_go_with_hybrid_only(default_scenario, tmp_path):
     with pytest.raises(RequestError, match="only the hybrid strategy stops by itself"):
         check_strategy_options(top, default_scenario, 3, None)
     with pytest.raises(RequestError, match="only the hybrid strategy has a belief"):
-        check_strategy_options(top, default_scenario, None, str(tmp_path / "prior.h5"))
+        check_strategy_options(top, default_scenario, None, (str(tmp_path / "prior.h5"),))
     with pytest.raises(RequestError, match="--prior .*: no store"):
         check_strategy_options(parse_strategy("hybrid"), default_scenario, None,
-                               str(tmp_path / "prior.h5"))
+                               (str(tmp_path / "prior.h5"),))
     check_strategy_options(top, default_scenario, None, None)
 
 

@@ -1,0 +1,52 @@
+"""Stores as hybrid's prior (tune --prior STORE ...): a model of this hardware, else the kernel effects of their whole pools."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hybridtune.errors import RequestError
+from hybridtune.learn.kernel_effects import MIN_POOLS, KernelEffects, fitted_effects
+from hybridtune.learn.table import hardware_name, joined_rows
+from hybridtune.pipeline.corrections import require_model
+from hybridtune.pipeline.store_frames import read_frames
+from hybridtune.strategies.leave_one_out import whole_pools
+
+
+def store_pools(path: str) -> tuple[list, str]:
+    """A store's whole pools (frames of one configuration each, every variant measured) of its
+    latest machine file and that file's hardware, and the CPU they were measured on."""
+    frames = read_frames(path, ("variant_predictions", "measurements", "runs"))
+    if frames["variant_predictions"].empty or frames["measurements"].empty:
+        return [], ""
+    rows = joined_rows(frames["variant_predictions"], frames["measurements"],
+                       runs=frames["runs"])
+    return [pool.frame for pool in whole_pools(rows)], \
+        hardware_name(frames["measurements"]) or Path(path).name
+
+
+def stores_kernel_effects(paths: list) -> KernelEffects | None:
+    """The kernel effects fitted on these stores' whole pools together; None with fewer than
+    MIN_POOLS of them."""
+    pools, names = [], []
+    for path in paths:
+        found, name = store_pools(path)
+        pools += found
+        if found and name not in names:
+            names.append(name)
+    return fitted_effects(pools, tuple(names)) if len(pools) >= MIN_POOLS else None
+
+
+def check_prior_store(path: str, machine_sha256: str) -> None:
+    """A --prior store must exist and hold a trained model (of any machine file: a model of other
+    hardware serves) or whole pools to fit kernel effects on."""
+    if not Path(path).is_file():
+        raise RequestError(f"--prior {path}: no store {path}")
+    try:
+        require_model(path, machine_sha256, f"--prior {path}", any_machine=True)
+        return
+    except RequestError:
+        pools, _ = store_pools(path)
+    if not pools:
+        raise RequestError(f"--prior {path}: the store holds no trained model (`hybridtune train "
+                           f"--db {path}`) and no whole pool (a configuration with every variant "
+                           "measured: `tune --strategy run_all`) to learn the kernel effects from")
