@@ -30,6 +30,11 @@ OFFSET_SPREAD = 0.33
 # Without a model, where the variants' kernels are known: the kernel effects measured on the
 # shipped ground truths' whole pools (learn/kernel_effects)
 SHIPPED_EFFECTS = shipped()
+# How alike the kernel effects' deviations are between thread counts of one n and rank count:
+# the median correlation of the residuals about the shipped effects between 1 and 2 threads over
+# the 14 configurations of the Xeon ground truth with 2-thread samples (20 variants each; -0.09 to
+# 0.98); sizes apart, the effects' deviations did not correlate (docs/models.md)
+THREADS_CORRELATION = 0.75
 # A trained model's covariance (its left-out errors and its own) is scaled by this before each
 # configuration fits its own scale (learn/adapt.py): of the grid 0.4-1, the factor of best Brier
 # skill of hybrid's stop chances on the shipped ground truth and on the AMD EPYC one (evaluate
@@ -330,25 +335,39 @@ def prior_belief(fitted, variants, feature_rows, predicted_s, configurations=Non
 
 def kernel_prior(variants, feature_rows, log_predicted: np.ndarray, configurations,
                  effects: KernelEffects) -> Belief | None:
-    """The belief under the kernel effects, each configuration apart: its level about the mean
-    predicted (OFFSET_SPREAD, the fixed part) and the effects' covariance with a variant's own
-    error (the part each configuration scales, Belief.adapt); None where a configuration's
-    kernels are all unknown to the effects."""
+    """The belief under the kernel effects: per configuration its level about the mean predicted
+    (OFFSET_SPREAD, the fixed part) and the effects' covariance with a variant's own error (the
+    part each configuration scales, Belief.adapt); the effects' deviations correlated
+    THREADS_CORRELATION between configurations of one n and ranks at other thread counts, not
+    between sizes. None where a configuration's kernels are all unknown to the effects."""
     size = len(log_predicted)
     mean, fixed, scaled = np.empty(size), np.zeros((size, size)), np.zeros((size, size))
     keys = [tuple(c) for c in configurations]
     blocks = {key: i for i, key in enumerate(dict.fromkeys(keys))}
+    rows, designs = {}, {}
     for key in blocks:
         mine = np.flatnonzero([k == key for k in keys])
         found = effects_prior(effects, [variants[i] for i in mine],
                               [feature_rows[i] for i in mine], log_predicted[mine])
         if found is None:
             return None
-        mean[mine] = found[0]
+        mean[mine], block, designs[key] = found
         fixed[np.ix_(mine, mine)] = OFFSET_SPREAD ** 2
-        scaled[np.ix_(mine, mine)] = found[1]
+        scaled[np.ix_(mine, mine)] = block
+        rows[key] = mine
+    spread = np.asarray(effects.cov)
+    for first in blocks:
+        for second in blocks:
+            if first != second and _other_threads(first, second):
+                scaled[np.ix_(rows[first], rows[second])] = THREADS_CORRELATION * (
+                    designs[first] @ spread @ designs[second].T)
     return Belief(mean, fixed + scaled, {},
                   parts=(fixed, scaled, np.array([blocks[key] for key in keys])))
+
+
+def _other_threads(first: tuple, second: tuple) -> bool:
+    """Two configurations ((n, threads[, ranks])) of one n and rank count."""
+    return first[0] == second[0] and first[2:] == second[2:] and first[1] != second[1]
 
 
 def _hosts_note(hosts: tuple) -> str:

@@ -104,10 +104,11 @@ def fitted_effects(pools: list[pd.DataFrame], hosts: tuple = (), shrink: float =
 
 
 def effects_prior(effects: KernelEffects, variants: list, feature_rows: list,
-                  log_predicted: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """One configuration's mean log time (about its level, the mean predicted) and covariance
-    under the effects; an effect they do not know has mean 0 and their mean variance. None where
-    they know none of the pool's kernel variants (another method's kernels, say)."""
+                  log_predicted: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """One configuration's mean log time (about its level, the mean predicted), covariance under
+    the effects and its rows z over the effects' names; an effect they do not know has mean 0 and
+    their mean variance. None where they know none of the pool's kernel variants (another
+    method's kernels, say)."""
     z, other = design(effects.names, variants, feature_rows, log_predicted)
     if not z[:, :-1].any():
         return None
@@ -115,7 +116,7 @@ def effects_prior(effects: KernelEffects, variants: list, feature_rows: list,
     unknown = float(np.mean(np.diag(cov)[:-1]))
     mean = log_predicted.mean() + z @ np.asarray(effects.mean)
     return mean, (z @ cov @ z.T + unknown * other @ other.T
-                  + effects.own ** 2 * np.eye(len(variants)))
+                  + effects.own ** 2 * np.eye(len(variants))), z
 
 
 def shipped() -> KernelEffects | None:

@@ -115,8 +115,7 @@ def searches(plans: list, store, machine_sha256: str, hardware_id: str, stop: fl
         latest[list(KEY)].itertuples(index=False),
         latest["features"])}
     found, note = {}, ""
-    # without a model an IVP's configurations are independent: a belief each is the same, smaller
-    groups = together(plans) if fitted is not None else [[i] for i in range(len(plans))]
+    groups = together(plans)
     for group in groups:
         ids, rows, predicted, configurations = [], [], [], []
         for index in group:

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from hybridtune.describe.library import PROJECT_ROOT
-from hybridtune.learn.belief import OFFSET_SPREAD, kernel_prior, prior_belief
+from hybridtune.learn.belief import (OFFSET_SPREAD, THREADS_CORRELATION, kernel_prior,
+                                     prior_belief)
 from hybridtune.learn.kernel_effects import (PREDICTED, effects_prior, fitted_effects, shipped,
                                              tokens)
 from hybridtune.pipeline.prior_stores import stores_kernel_effects
@@ -44,7 +45,7 @@ def test_effects_are_recovered_from_pools_drawn_with_them(fixture_rows):
     # pools' predicted centred log times with the truth's
     frame = pools[0]
     lp = np.log(frame["predicted_s"].to_numpy(float))
-    mean, cov = effects_prior(found, frame["variant"].tolist(), frame["features"].tolist(), lp)
+    mean, cov, _ = effects_prior(found, frame["variant"].tolist(), frame["features"].tolist(), lp)
     true = np.array([sum(truth[t] for t in tokens(v, r))
                      for v, r in zip(frame["variant"], frame["features"])])
     assert np.corrcoef(mean, true)[0, 1] > 0.95
@@ -76,6 +77,33 @@ def test_a_measurement_teaches_the_variants_that_share_its_kernels(fixture_rows)
     assert np.mean((after / before)[sharing]) < np.mean((after / before)[apart])
 
 
+def test_other_thread_counts_of_one_size_learn_from_each_other_other_sizes_do_not(fixture_rows):
+    pools, _ = _drawn(fixture_rows, pools=8)
+    effects = fitted_effects(pools[1:])
+    frame = pools[0]
+    size = len(frame)
+    variants = frame["variant"].tolist() * 3
+    rows = frame["features"].tolist() * 3
+    lp = np.tile(np.log(frame["predicted_s"].to_numpy(float)), 3)
+    configurations = [(6000, 1)] * size + [(6000, 2)] * size + [(600, 1)] * size
+    belief = kernel_prior(variants, rows, lp, configurations, effects)
+    _, own, z = effects_prior(effects, frame["variant"].tolist(), frame["features"].tolist(),
+                              lp[:size])
+    first, threads, other_size = (slice(i * size, (i + 1) * size) for i in range(3))
+    np.testing.assert_allclose(belief.cov[first, threads],
+                               THREADS_CORRELATION * z @ np.asarray(effects.cov) @ z.T)
+    assert not belief.cov[first, other_size].any() and not belief.cov[threads, other_size].any()
+    np.testing.assert_allclose(belief.cov[first, first], OFFSET_SPREAD ** 2 + own)
+    # a variant slower than expected at one thread count is expected slower at the other
+    before = belief.mean.copy()
+    for i in range(4):
+        belief.observe(i, before[i] + 0.3 * (i % 2) - 0.1)
+    mean, _ = belief.posterior()
+    shift = (mean - before)[size:2 * size] - np.mean((mean - before)[size:2 * size])
+    assert np.corrcoef(shift[:4], [0.3 * (i % 2) for i in range(4)])[0, 1] > 0.5
+    np.testing.assert_allclose(mean[2 * size:], before[2 * size:])
+
+
 def test_kernels_it_never_saw_fall_back_to_the_offline_prior(fixture_rows):
     pools, _ = _drawn(fixture_rows, pools=4)
     effects = fitted_effects(pools)
@@ -100,7 +128,7 @@ def test_without_a_model_the_prior_is_the_shipped_kernel_effects(fixture_rows):
     assert f"kernel effects measured on {held.pools} whole pools of {' and '.join(held.hosts)}" \
         in note
     lp = np.log(frame["predicted_s"].to_numpy(float))
-    mean, _ = effects_prior(held, frame["variant"].tolist(), frame["features"].tolist(), lp)
+    mean, *_ = effects_prior(held, frame["variant"].tolist(), frame["features"].tolist(), lp)
     np.testing.assert_allclose(belief.mean, mean)
 
 
