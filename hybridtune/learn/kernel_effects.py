@@ -1,4 +1,4 @@
-"""What a variant's skeleton and kernel variants do to its time, measured on whole pools: hybrid's prior without a model.
+"""Kernel effects: how skeleton and kernel variants move a variant's time (hybrid's prior, no model).
 
 Within one configuration, log t_v = level + z_v . b + e_v: z_v the variant's skeleton and kernel
 variants (one-hot) and its predicted log time, centred over the pool; b a pool's effects, drawn

@@ -1,4 +1,4 @@
-"""Stores as hybrid's prior (tune --prior STORE ...): a model of this hardware, else the kernel effects of their whole pools."""
+"""Stores as hybrid's prior (tune --prior): a model of this hardware, else their kernel effects."""
 
 from __future__ import annotations
 

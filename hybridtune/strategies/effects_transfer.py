@@ -1,4 +1,4 @@
-"""Kernel effects across hosts: hybrid without a model on one host, its effects from the other's pools, its own or both.
+"""Kernel effects across hosts: hybrid without a model, its effects the other's, its own or both.
 
 For each IVP of the target host, the effects are fitted on whole pools without that IVP: the source
 host's (leave one host and one IVP out), the target's own, and both hosts' together (what a third
