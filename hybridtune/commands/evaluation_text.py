@@ -44,7 +44,8 @@ def offline_error_lines(found: dict) -> list[str]:
         return []
     e = fits["all"]
     lines = [f"the offline model's errors within {e['pools']} measured pools (hybrid's prior "
-             f"without a model where the kernel effects know none of a pool's kernels): its ranking holds with slope {e['slope']:.3f} +- "
+             "without a model where the kernel effects know none of a pool's kernels): its "
+             f"ranking holds with slope {e['slope']:.3f} +- "
              f"{e['slope_spread']:.3f}; what that leaves: {e['shared']:.3f} smooth over the "
              f"features (Matern length {e['length']:.1f}) and {e['own']:.4f} of a variant's own"]
     return lines + reliability_lines(found.get("reliability", {}), "hybrid (no model), "

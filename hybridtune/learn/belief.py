@@ -317,9 +317,10 @@ def prior_belief(fitted, variants, feature_rows, predicted_s, configurations=Non
     found = effects is not None and kernel_prior(variants, feature_rows, log_predicted,
                                                  configurations, effects)
     if found:
+        hosts = f" of {' and '.join(effects.hosts)}" if effects.hosts else ""
         return found, \
             (f"prior: no trained model for this hardware; the kernel effects measured on "
-             f"{effects.pools} whole pools{_hosts_note(effects.hosts)}: how each skeleton and "
+             f"{effects.pools} whole pools{hosts}: how each skeleton and "
              f"kernel variant and the offline model's ranking move a variant's time, and how "
              f"much that differs between pools, {effects.own:.3f} of a variant's own (log time); "
              "per configuration scaled by what its measurements show; the best expected variant "
@@ -368,10 +369,6 @@ def kernel_prior(variants, feature_rows, log_predicted: np.ndarray, configuratio
 def _other_threads(first: tuple, second: tuple) -> bool:
     """Two configurations ((n, threads[, ranks])) of one n and rank count."""
     return first[0] == second[0] and first[2:] == second[2:] and first[1] != second[1]
-
-
-def _hosts_note(hosts: tuple) -> str:
-    return f" of {' and '.join(hosts)}" if hosts else ""
 
 
 def offline_prior(variants, feature_rows, log_predicted: np.ndarray, configurations,

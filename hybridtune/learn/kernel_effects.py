@@ -103,6 +103,12 @@ def fitted_effects(pools: list[pd.DataFrame], hosts: tuple = (), shrink: float =
                          tuple(hosts))
 
 
+def effects_of(pools: list[pd.DataFrame], hosts: tuple = ()) -> KernelEffects | None:
+    """fitted_effects on these pools, or None where fewer than MIN_POOLS have 3 or more variants."""
+    enough = sum(len(p) >= 3 for p in pools) >= MIN_POOLS
+    return fitted_effects(pools, hosts) if enough else None
+
+
 def effects_prior(effects: KernelEffects, variants: list, feature_rows: list,
                   log_predicted: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """One configuration's mean log time (about its level, the mean predicted), covariance under

@@ -134,4 +134,3 @@ def run_evaluation(request: EvaluationRequest) -> EvaluationDocument:
     document["pass_agreement"] = pass_agreement(host["frames"]["measurements"])
     document.update(_hosts(request, host, other))
     return evaluation
-

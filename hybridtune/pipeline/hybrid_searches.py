@@ -57,10 +57,7 @@ def prior_of_stores(paths: tuple, machine_sha256: str, hardware_id: str) -> tupl
     else the shipped kernel effects."""
     named = ", ".join(paths)
     for path in paths:
-        with Store.open(path, "r") as source:
-            fitted, _ = prior_model(source, source.frame("variant_predictions",
-                                                         PREDICTION_COLUMNS),
-                                    machine_sha256, hardware_id)
+        fitted, _ = _stored_model(path, machine_sha256, hardware_id, other_hardware=False)
         if fitted is not None:
             return fitted, SHIPPED_EFFECTS, f"from --prior {path}"
     effects = stores_kernel_effects(list(paths))
@@ -68,13 +65,17 @@ def prior_of_stores(paths: tuple, machine_sha256: str, hardware_id: str) -> tupl
         return None, effects, f"from --prior {named}"
     why = ""
     for path in paths:
-        with Store.open(path, "r") as source:
-            fitted, why = prior_model(source, source.frame("variant_predictions",
-                                                           PREDICTION_COLUMNS),
-                                      machine_sha256, hardware_id, other_hardware=True)
+        fitted, why = _stored_model(path, machine_sha256, hardware_id, other_hardware=True)
         if fitted is not None:
             return fitted, SHIPPED_EFFECTS, f"from --prior {path}"
     return None, SHIPPED_EFFECTS, f"--prior {named}: {why}"
+
+
+def _stored_model(path: str, machine_sha256: str, hardware_id: str, other_hardware: bool):
+    """prior_model of the store at path, opened read-only."""
+    with Store.open(path, "r") as source:
+        return prior_model(source, source.frame("variant_predictions", PREDICTION_COLUMNS),
+                           machine_sha256, hardware_id, other_hardware)
 
 
 def together(plans: list) -> list[list[int]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from hybridtune.errors import RequestError
-from hybridtune.learn.kernel_effects import MIN_POOLS, KernelEffects, fitted_effects
+from hybridtune.learn.kernel_effects import KernelEffects, effects_of
 from hybridtune.learn.table import hardware_name, joined_rows
 from hybridtune.pipeline.corrections import require_model
 from hybridtune.pipeline.store_frames import read_frames
@@ -25,15 +25,14 @@ def store_pools(path: str) -> tuple[list, str]:
 
 
 def stores_kernel_effects(paths: list) -> KernelEffects | None:
-    """The kernel effects fitted on these stores' whole pools together; None with fewer than
-    MIN_POOLS of them."""
+    """The kernel effects fitted on these stores' whole pools together (None with too few)."""
     pools, names = [], []
     for path in paths:
         found, name = store_pools(path)
         pools += found
         if found and name not in names:
             names.append(name)
-    return fitted_effects(pools, tuple(names)) if len(pools) >= MIN_POOLS else None
+    return effects_of(pools, tuple(names))
 
 
 def check_prior_store(path: str, machine_sha256: str) -> None:

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from hybridtune.learn.kernel_effects import MIN_POOLS, fitted_effects
+from hybridtune.learn import kernel_effects
 from hybridtune.strategies import metrics, replay
 from hybridtune.strategies.leave_one_out import whole_pools
 from hybridtune.strategies.noise import Noise, pool_draws
@@ -21,8 +21,7 @@ SOURCES = ("transferred", "own", "both")
 
 
 def _effects(pools: list, ivp: str):
-    frames = [p.frame for p in pools if p.key[1] != ivp]
-    return fitted_effects(frames) if len(frames) >= MIN_POOLS else None
+    return kernel_effects.effects_of([p.frame for p in pools if p.key[1] != ivp])
 
 
 def _direction(source, target, noise: Noise | None, seeds: int, stop: float) -> dict:

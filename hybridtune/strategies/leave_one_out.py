@@ -21,7 +21,7 @@ from hybridtune.learn.table import CONFIG, Rows
 from hybridtune.strategies.noise import Noise, pool_draws
 from hybridtune.strategies.tpe import optuna_module
 from hybridtune.learn.level import Levels, levels_of
-from hybridtune.learn.kernel_effects import fitted_effects
+from hybridtune.learn.kernel_effects import effects_of
 from hybridtune.learn.offline_errors import calibrated
 from hybridtune.learn.train import MIN_ROWS, configuration_keys, fit, pool_targets
 
@@ -297,7 +297,7 @@ def _left_out(setting: ReplaySetting, ivp: str) -> LeftOut | str:
     mine = sorted((p for p in setting.pools if p.key[1] == ivp), key=lambda p: p.key)
     others = [p.frame for p in setting.pools if p.key[1] != ivp]
     calibration_here = calibrated(others, setting.offline_all) if setting.bare else None
-    effects_here = fitted_effects(others) if setting.bare and len(others) >= 3 else None
+    effects_here = effects_of(others) if setting.bare else None
     hybrids = _hybrid_replays(setting, mine, gp, calibration_here, effects_here)
     return LeftOut(accuracy, predictions,
                    [_pool_replay(setting, pool, hybrids[pool.key], best_variant) for pool in mine],
@@ -335,9 +335,10 @@ def _hybrid_replays(setting: ReplaySetting, mine: list, gp, calibration_here,
         group = [p for p in mine if p.key[0] == method]
         prior = replay.hybrid_prior(group, gp)
         # without a model the configurations are independent: a belief each
+        priors = {NO_MODEL: effects_here, OFFLINE_ERRORS: None} if setting.bare else {}
         alone = {name: [replay.hybrid_prior([p], None, calibration_here, effects) for p in group]
-                 for name, effects in ((NO_MODEL, effects_here), (OFFLINE_ERRORS, None))
-                 if setting.bare and (effects is not None or name == OFFLINE_ERRORS)}
+                 for name, effects in priors.items()
+                 if effects is not None or name == OFFLINE_ERRORS}
         for seed in range(setting.seeds):
             found = _hybrids_once(setting, group, gp, prior, alone, seed)
             for name, results in found.items():

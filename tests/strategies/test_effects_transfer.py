@@ -26,7 +26,7 @@ def test_each_direction_replays_every_pool_with_three_sources_of_effects(fixture
         fitted_on.append({frame["ivp"].iloc[0] for frame in frames})
         return real(frames, *args, **kwargs)
 
-    monkeypatch.setattr(effects_transfer, "fitted_effects", recording)
+    monkeypatch.setattr(kernel_effects, "fitted_effects", recording)
     a = Host("Host A", fixture_rows)
     b = Host("Host B", other_hardware(fixture_rows))
     forth, back = effects_transfer.effects_transfer(a, b, None, None, seeds=1, stop=0.1)
