@@ -1,4 +1,4 @@
-"""A tuned variant as a Python object: the generated C, compiled and called through ctypes."""
+"""Compiled solvers as Python objects through ctypes: a variant built here, or an exported library."""
 
 from __future__ import annotations
 
@@ -17,43 +17,41 @@ from hybridtune.generate.pool import select_variants
 
 def generated_for(variant_id: str, method, ivp, scenario=None) -> GeneratedVariant:
     """The C of a variant of a scenario's pool (default scenario) for a method and an IVP."""
-    scenario = scenario or load(scenarios_dir() / "default.yaml", "scenario")
+    if scenario is None or isinstance(scenario, (str, Path)):
+        scenario = load(scenario or scenarios_dir() / "default.yaml", "scenario")
     variant = select_variants(scenario, method, [variant_id])[0]
     skeleton = {s.name: s for s in scenario.skeletons}[variant.skeleton]
     return generate_variant(variant, skeleton, scenario.template_map, method, ivp)
 
 
-class Solver:
-    """Integrates an IVP with a compiled variant: Solver(variant, method, ivp, n).integrate(t0, t1, steps)."""
+class _Compiled:
+    """A compiled solver's context behind functions PREFIX_create, _state, _initial_values,
+    _step and _destroy, and its integration."""
 
-    def __init__(self, variant: str, method, ivp, n: int, threads: int | None = None,
-                 scenario=None):
-        self.method = load_named("method", method, Path.cwd()) if isinstance(method, str) else method
-        self.ivp = load_named("ivp", ivp, Path.cwd()) if isinstance(ivp, str) else ivp
-        self.ivp.check_n(n)
-        self.n = n
-        if threads is not None and (isinstance(threads, bool) or threads < 1):
-            raise RequestError(f"threads: expected a count >= 1, got {threads}")
-        generated = generated_for(variant, self.method, self.ivp, scenario)
-        self.variant_id = generated.variant_id
-        built = build("variant", {"variant.c": generated.code}, shared=True)
-        if not built.ok:
-            raise HybridtuneError(f"{built.source}: compile error:\n{built.message}")
-        self.source = built.source
-        self._lib = ctypes.CDLL(str(built.path))
-        self._lib.ht_create.restype = ctypes.c_void_p
-        self._lib.ht_create.argtypes = [ctypes.c_long]
-        self._lib.ht_state.restype = ctypes.POINTER(ctypes.c_double)
-        self._lib.ht_state.argtypes = [ctypes.c_void_p]
-        self._lib.ht_initial_values.argtypes = [ctypes.c_void_p]
-        self._lib.ht_step.argtypes = [ctypes.c_void_p, ctypes.c_double, ctypes.c_double]
-        self._lib.ht_destroy.argtypes = [ctypes.c_void_p]
-        if threads is not None:
-            ctypes.CDLL("libgomp.so.1").omp_set_num_threads(int(threads))
-        self._ctx = self._lib.ht_create(n)
-        if not self._ctx:
-            raise HybridtuneError(f"variant {self.variant_id}: allocation failed for n = {n}")
-        self._state = np.ctypeslib.as_array(self._lib.ht_state(self._ctx), shape=(n,))
+    n: int
+    label: str
+
+    def _open(self, path: Path, prefix: str) -> None:
+        self._lib = ctypes.CDLL(str(path))
+        self._prefix = prefix
+        for call, restype, argtypes in (
+                ("create", ctypes.c_void_p, [ctypes.c_long]),
+                ("state", ctypes.POINTER(ctypes.c_double), [ctypes.c_void_p]),
+                ("initial_values", None, [ctypes.c_void_p]),
+                ("step", None, [ctypes.c_void_p, ctypes.c_double, ctypes.c_double]),
+                ("destroy", None, [ctypes.c_void_p])):
+            function = self._function(call)
+            function.restype, function.argtypes = restype, argtypes
+
+    def _function(self, call: str):
+        return getattr(self._lib, f"{self._prefix}_{call}")
+
+    def _attach(self, ctx, why: str) -> None:
+        if not ctx:
+            raise HybridtuneError(f"{self.label}: {self._prefix}_create returned NULL for "
+                                  f"n = {self.n} ({why})")
+        self._ctx = ctx
+        self._state = np.ctypeslib.as_array(self._function("state")(ctx), shape=(self.n,))
 
     def integrate(self, t0: float, t1: float, steps: int, y0=None) -> np.ndarray:
         """y(t1) after `steps` fixed steps from y(t0) = y0 (default: the IVP's initial values)."""
@@ -62,23 +60,24 @@ class Solver:
         if not (np.isfinite(t0) and np.isfinite(t1)) or t1 <= t0:
             raise RequestError(f"t0/t1: expected finite t0 < t1, got t0 = {t0}, t1 = {t1}")
         if y0 is None:
-            self._lib.ht_initial_values(self._ctx)
+            self._function("initial_values")(self._ctx)
         else:
             y0 = np.asarray(y0, dtype=float)
             if y0.shape != (self.n,):
                 raise RequestError(f"y0: expected {self.n} components, got shape {y0.shape}")
             self._state[:] = y0
         h = (t1 - t0) / steps
+        step = self._function("step")
         for k in range(steps):
-            self._lib.ht_step(self._ctx, t0 + k * h, h)
+            step(self._ctx, t0 + k * h, h)
         return self._state.copy()
 
     def close(self) -> None:
         if getattr(self, "_ctx", None):
-            self._lib.ht_destroy(self._ctx)
+            self._function("destroy")(self._ctx)
             self._ctx = None
 
-    def __enter__(self) -> "Solver":
+    def __enter__(self):
         return self
 
     def __exit__(self, *exc) -> None:
@@ -86,3 +85,89 @@ class Solver:
 
     def __del__(self) -> None:
         self.close()
+
+
+def _check_threads(threads: int | None) -> None:
+    if threads is not None and (isinstance(threads, bool) or threads < 1):
+        raise RequestError(f"threads: expected a count >= 1, got {threads}")
+
+
+def _set_threads(threads: int | None) -> None:
+    if threads is not None:
+        ctypes.CDLL("libgomp.so.1").omp_set_num_threads(int(threads))
+
+
+class Solver(_Compiled):
+    """Integrates an IVP with a compiled variant: Solver(variant, method, ivp, n).integrate(t0, t1,
+    steps); scenario: the pool's scenario (a loaded one or its path; default scenario)."""
+
+    def __init__(self, variant: str, method, ivp, n: int, threads: int | None = None,
+                 scenario=None):
+        self.method = load_named("method", method, Path.cwd()) if isinstance(method, str) else method
+        self.ivp = load_named("ivp", ivp, Path.cwd()) if isinstance(ivp, str) else ivp
+        self.ivp.check_n(n)
+        self.n = n
+        _check_threads(threads)
+        generated = generated_for(variant, self.method, self.ivp, scenario)
+        self.variant_id = self.label = generated.variant_id
+        built = build("variant", {"variant.c": generated.code}, shared=True)
+        if not built.ok:
+            raise HybridtuneError(f"{built.source}: compile error:\n{built.message}")
+        self.source = built.source
+        self._open(built.path, "ht")
+        _set_threads(threads)
+        self._attach(self._function("create")(n), "allocation failed")
+
+
+class TunedSolver(_Compiled):
+    """An exported library (export --tuned or --variant), built by its Makefile, integrating its
+    IVP: TunedSolver(folder, n).integrate(t0, t1, steps). name: the library's --name (default:
+    the folder's one lib*.so)."""
+
+    def __init__(self, folder, n: int, threads: int | None = None, name: str | None = None):
+        folder = Path(folder)
+        self.name = name or _library_name(folder)
+        path = folder / f"lib{self.name}.so"
+        if not path.is_file():
+            raise RequestError(f"{path}: no such library: build it first (make -C {folder})")
+        self.n = n
+        self.label = str(path)
+        self._open(path, self.name)
+        valid = self._function("valid_n")
+        valid.argtypes = [ctypes.c_long]
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not valid(n):
+            raise RequestError(f"{path}: n = {n} is not valid for its IVP "
+                               f"({self.name}_valid_n; see {self.name}.h)")
+        _check_threads(threads)
+        _set_threads(threads)
+        tuned = hasattr(self._lib, f"{self.name}_create_threads")
+        if tuned and threads is not None:
+            create = self._function("create_threads")
+            create.restype, create.argtypes = ctypes.c_void_p, [ctypes.c_long, ctypes.c_int]
+            ctx = create(n, threads)
+        else:
+            ctx = self._function("create")(n)
+        self._attach(ctx, "no rule for this rank count, or allocation failed" if tuned
+                     else "allocation failed")
+        step = self._function("stable_step")
+        step.restype, step.argtypes = ctypes.c_double, [ctypes.c_long]
+        self.stable_step = float(step(n))
+        self.chosen_variant = self._text("chosen_variant" if tuned else "variant_id", tuned)
+        self.chosen_threads = self._function("chosen_threads")(ctypes.c_void_p(self._ctx)) \
+            if tuned else threads
+
+    def _text(self, call: str, with_ctx: bool) -> str:
+        function = self._function(call)
+        function.restype = ctypes.c_char_p
+        function.argtypes = [ctypes.c_void_p] if with_ctx else []
+        return (function(self._ctx) if with_ctx else function()).decode()
+
+
+def _library_name(folder: Path) -> str:
+    found = sorted(p.name[3:-3] for p in folder.glob("lib*.so"))
+    if not found:
+        raise RequestError(f"{folder}: no built library lib<name>.so: build it first "
+                           f"(make -C {folder})")
+    if len(found) > 1:
+        raise RequestError(f"{folder}: {len(found)} libraries ({', '.join(found)}): name one")
+    return found[0]

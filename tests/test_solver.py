@@ -63,12 +63,12 @@ def test_export_builds_and_runs_in_user_code(capsys, tmp_path):
 #include <stdio.h>
 #include "ic_solver.h"
 int main(void) {
-    ht_ctx *c = ht_create(50);
-    ht_initial_values(c);
-    for (int k = 0; k < 40; ++k) ht_step(c, k * 2.5e-4, 2.5e-4);
-    double *y = ht_state(c);
+    ic_solver_ctx *c = ic_solver_create(50);
+    ic_solver_initial_values(c);
+    for (int k = 0; k < 40; ++k) ic_solver_step(c, k * 2.5e-4, 2.5e-4);
+    double *y = ic_solver_state(c);
     for (int j = 0; j < 50; ++j) printf("%.17g\\n", y[j]);
-    ht_destroy(c);
+    ic_solver_destroy(c);
     return 0;
 }
 """)

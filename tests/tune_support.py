@@ -121,14 +121,14 @@ int main(int argc, char **argv) {
     long n = atol(argv[1]);
     int threads = atoi(argv[2]), steps = atoi(argv[3]);
     double h = atof(argv[4]);
-    ht_ctx *c = threads > 0 ? ht_create_threads(n, threads) : ht_create(n);
+    tuned_ic_ctx *c = threads > 0 ? tuned_ic_create_threads(n, threads) : tuned_ic_create(n);
     if (!c) return 1;
-    printf("%s %d %d\n", ht_chosen_variant(c), ht_chosen_threads(c), ht_chosen_measured(c));
-    ht_initial_values(c);
-    for (int k = 0; k < steps; ++k) ht_step(c, k * h, h);
-    double *y = ht_state(c);
+    printf("%s %d %d\n", tuned_ic_chosen_variant(c), tuned_ic_chosen_threads(c), tuned_ic_chosen_measured(c));
+    tuned_ic_initial_values(c);
+    for (int k = 0; k < steps; ++k) tuned_ic_step(c, k * h, h);
+    double *y = tuned_ic_state(c);
     for (long j = 0; j < n; ++j) printf("%.17g\n", y[j]);
-    ht_destroy(c);
+    tuned_ic_destroy(c);
     return 0;
 }
 """

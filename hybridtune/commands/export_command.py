@@ -17,7 +17,8 @@ def add_arguments(export) -> None:
     export.add_argument("--method", help="method (default: the scenario's, if it has one)")
     export.add_argument("--ivp", help="IVP (default: the scenario's, if it has one)")
     export.add_argument("-o", "--output", required=True, metavar="DIR")
-    export.add_argument("--name", default="ht_solver", help="C name of the files and library")
+    export.add_argument("--name", help="C name of the files, the library and its functions "
+                        "(NAME_create, ...; default ht_ and the IVP's name in lower case)")
 
 
 def run(args) -> int:
@@ -28,7 +29,7 @@ def run(args) -> int:
     mpi = args.tuned and exported.table.mpi
     print(f"wrote {', '.join(exported.files)} to {folder} ("
           f"{'tuned' if args.tuned else 'variant ' + args.variant}, {exported.method.name}, "
-          f"{exported.ivp.name}); build with make -C {folder}"
+          f"{exported.ivp.name}, API {exported.name}_*); build with make -C {folder}"
           + (" (by mpicc: its rules for more than one rank run MPI variants)" if mpi else ""))
     if args.tuned:
         print("\n".join(table_lines(exported.table)))

@@ -1,11 +1,26 @@
 """The tuned solver's dispatcher in C: the rule table and the choice by ranks, threads and n.
 
-Calls are forwarded to the chosen variant.
+Calls are forwarded to the chosen variant. The public functions are written ht_* here and carry the
+library's name (NAME_create, ...) once written: two tuned libraries link into one program.
 """
 
 from __future__ import annotations
 
+import re
+
+from hybridtune.generate.civp_api import ivp_functions
 from hybridtune.pipeline.dispatch_table import DispatchTable
+
+# the library's public names: the rest of the dispatcher is static
+PUBLIC = ("ctx", "create", "create_threads", "destroy", "state", "initial_values", "step",
+          "variant_id", "chosen_variant", "chosen_threads", "chosen_measured", "chosen_ranks",
+          "chosen_block", "valid_n", "stable_step")
+_PUBLIC = re.compile(r"\bht_(" + "|".join(PUBLIC) + r")\b")
+
+
+def named_api(text: str, name: str) -> str:
+    """text with every public ht_* name as NAME_*."""
+    return _PUBLIC.sub(lambda match: f"{name}_{match.group(1)}", text)
 
 # Where MPI runs: this process's rank and the ranks of MPI_COMM_WORLD, else 0 (no MPI: one rank)
 WORLD_MPI = """static int ht_world(int *rank)
@@ -42,7 +57,7 @@ static const ht_rule *ht_rule_for(long n, int ranks, int threads)
 
 CREATE = """ht_ctx *ht_create_threads(long n, int threads)
 {
-    if (threads < 1) return NULL;
+    if (threads < 1 || !ht_valid_n(n)) return NULL;
     int rank, world = ht_world(&rank);
     int ranks = world > 0 ? world : 1;
     const ht_rule *rule = ht_rule_for(n, ranks, threads);
@@ -83,16 +98,17 @@ void ht_chosen_block(const ht_ctx *ctx, long *lo, long *hi)
 """
 
 
-def dispatcher(table: DispatchTable, name: str, mpi_variants: frozenset) -> str:
-    """NAME.c: the rule table and the API over the variants NAME_v0, NAME_v1, ...; MPI-aware
-    (mpi.h, the rank count of MPI_COMM_WORLD) where a rule has more than one rank."""
+def dispatcher(table: DispatchTable, name: str, mpi_variants: frozenset, ivp) -> str:
+    """NAME.c: the rule table and the API NAME_* over the variants NAME_v0, NAME_v1, ...;
+    MPI-aware (mpi.h, the rank count of MPI_COMM_WORLD) where a rule has more than one rank."""
     variants = table.variants
     index = {v: i for i, v in enumerate(variants)}
     mpi = table.mpi
     picks = "ranks, n and threads" if mpi else "n and threads"
     out = [f"/* {name}.c: the dispatcher of the tuned solver {name}: picks a variant by "
            f"{picks}. */",
-           *(["#include <mpi.h>"] if mpi else []), "#include <omp.h>", "#include <stdlib.h>",
+           *(["#include <mpi.h>"] if mpi else []), "#include <math.h>", "#include <omp.h>",
+           "#include <stdlib.h>",
            f'#include "{name}.h"', ""]
     for i in range(len(variants)):
         p = f"{name}_v{i}"
@@ -117,7 +133,7 @@ def dispatcher(table: DispatchTable, name: str, mpi_variants: frozenset) -> str:
             "", "static int ht_enter(const ht_ctx *ctx)", "{",
             "    int outer = omp_get_max_threads();",
             "    omp_set_num_threads(ctx->threads);", "    return outer;", "}", "",
-            WORLD_MPI if mpi else WORLD_ONE, RULE_FOR]
+            WORLD_MPI if mpi else WORLD_ONE, ivp_functions(ivp, "ht"), RULE_FOR]
     cases = "\n".join(f"    case {i}: ctx->inner = {name}_v{i}_create(n); break;"
                       for i in range(len(variants)))
     out.append(CREATE.replace("{cases}", cases))
@@ -129,7 +145,7 @@ def dispatcher(table: DispatchTable, name: str, mpi_variants: frozenset) -> str:
     out += ["double *ht_state(ht_ctx *ctx)", "{", "    switch (ctx->variant) {"]
     out += [f"    case {i}: return {name}_v{i}_state(ctx->inner);" for i in range(len(variants))]
     out += ["    }", "    return NULL;", "}", "", CHOSEN.replace("{name}", name).rstrip("\n")]
-    return "\n".join(out) + "\n"
+    return named_api("\n".join(out) + "\n", name)
 
 
 def _forward(name: str, count: int, signature: str, call: str, first: str = "",

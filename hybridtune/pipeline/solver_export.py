@@ -18,7 +18,7 @@ class ExportRequest:
     """A scenario's variant (variant) or its tuned solver (db, the store with the measurements)."""
     scenario: str
     output: str
-    name: str = "ht_solver"
+    name: str | None = None         # default: ht_ and the IVP's name in lower case
     variant: str | None = None
     db: str | None = None
     method: str | None = None       # default: the scenario's, where it has one
@@ -32,6 +32,7 @@ class Exported:
     folder: Path
     method: object
     ivp: object
+    name: str
     table: object = None
 
 
@@ -58,16 +59,18 @@ def export_solver(request: ExportRequest) -> Exported:
     scenario = load(request.scenario, "scenario")
     method = _pick(scenario, "method", request.method, scenario.methods)
     ivp = _pick(scenario, "ivp", request.ivp, scenario.ivps)
-    check_export_name(request.name)
+    name = request.name or f"ht_{ivp.name.lower()}"
+    check_export_name(name)
     table = None
     if tuned:
-        files, table = tuned_export(scenario, method, ivp, request.db, request.name)
+        files, table = tuned_export(scenario, method, ivp, request.db, name)
     else:
-        files = export_files(generated_for(request.variant, method, ivp, scenario), request.name)
+        files = export_files(generated_for(request.variant, method, ivp, scenario), name, method,
+                             ivp)
     folder = Path(request.output)
     if folder.exists() and not folder.is_dir():
         raise RequestError(f"-o {folder}: expected a folder, found a file")
     folder.mkdir(parents=True, exist_ok=True)
     for file_name, text in files.items():
         write_text_atomically(str(folder / file_name), text)
-    return Exported(tuple(files), folder, method, ivp, table)
+    return Exported(tuple(files), folder, method, ivp, name, table)

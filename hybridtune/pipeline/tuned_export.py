@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 
-from hybridtune.compiler.build import FLAGS, native_source
+from hybridtune.compiler.build import FLAGS
 from hybridtune.errors import RequestError
-from hybridtune.pipeline.variant_export import check_export_name
-from hybridtune.pipeline.dispatcher_source import dispatcher
+from hybridtune.pipeline.variant_export import (ENTRY_POINTS, check_export_name, makefile_head,
+                                                renamed_source)
+from hybridtune.generate.civp_api import valid_sizes
+from hybridtune.pipeline.dispatcher_source import dispatcher, named_api
 from hybridtune.generate.cvariant import generate_variant
 from hybridtune.generate.pool import pool_for
 from hybridtune.predict.variants import step_vectors
@@ -15,22 +17,8 @@ from hybridtune.pipeline.dispatch_table import (DispatchTable, dispatch_table, l
                                      predicted_times)
 from hybridtune.store import Store
 
-ENTRY_POINTS = ("ht_ctx", "ht_create", "ht_destroy", "ht_state", "ht_initial_values", "ht_step",
-                "ht_variant_id")
 HALO_PROBES = (10 ** 3, 10 ** 4, 10 ** 5, 10 ** 6)   # sizes a neighbour exchange's halo is seen at
 
-MAKEFILE = """# Builds the tuned solver {name}: lib{name}.so and lib{name}.a.
-CC ?= gcc
-"""
-# make's built-in default (cc) would win over `CC ?= mpicc`: replace the default alone, so that CC
-# from the command line or the environment still wins
-MAKEFILE_MPI = """# Builds the tuned solver {name}: lib{name}.so and lib{name}.a. Its rules for more than one rank
-# run MPI variants, so it is built by the MPI compiler wrapper: CC ?= mpicc (also over make's
-# built-in cc); `make CC=/path/to/mpicc` for another one.
-ifeq ($(origin CC),default)
-CC = mpicc
-endif
-"""
 MAKE_RULES = """CFLAGS ?= {flags}
 OBJECTS = {objects}
 
@@ -65,18 +53,21 @@ LINK_MPI = """ * Link with -fopenmp -lm by mpicc (the library calls MPI). MPI ra
  * only the rank's block [lo, hi) holds the current state; the other components hold values
  * exchanged earlier (not the state). Gather the blocks (MPI_Allgatherv, MPI_Gatherv) for the whole
  * state. ht_initial_values sets all n on every rank; a state of your own must fill at least each
- * rank's block. ht_create returns NULL also where n is too small for the ranks (fewer components
- * than ranks, or a block narrower than a neighbour exchange's halo), and for a one-rank rule that
- * runs an MPI variant (a table of MPI variants alone) where MPI is not initialised."""
+ * rank's block."""
+MPI_NULL = (", where n is too small for the ranks (fewer components than ranks, or a block narrower\n"
+            " * than a neighbour exchange's halo), for a one-rank rule that runs an MPI variant (a "
+            "table of\n * MPI variants alone) where MPI is not initialised")
 
 HEADER = """/* {name}.h: the tuned PIRK solver for {method} on {ivp}, {count} variant(s) behind one dispatcher.
- * Use: ht_ctx *c = ht_create(n); ht_initial_values(c) (or fill ht_state(c)); then
- * ht_step(c, t, h) per step (one OpenMP parallel region each); ht_destroy(c).
+ * Every public name carries the library's name, so that tuned libraries of other IVPs link beside it.
+ * Use: double h = ht_stable_step(n); ht_ctx *c = ht_create(n); ht_initial_values(c) (or fill
+ * ht_state(c)); then ht_step(c, t, h) per step (one OpenMP parallel region each); ht_destroy(c).
 {use}
  * ht_create_threads(n, T) for an explicit T. A request for T threads uses the rules of the largest
  * thread count in the table that is <= T (the smallest when T is below all) and runs the rule's
  * variant with the rule's thread count (never more than T): fewer threads where fewer measured faster.
  * Every call on a context runs with that context's thread count; the caller's setting is restored.
+ * The tuning pinned its threads: OMP_PLACES=cores OMP_PROC_BIND=close{binding}.
 {link}
  *
  * Dispatch table (n_low <= n < n_high; {json_name} has it as JSON); hardware {hardware}:
@@ -85,12 +76,16 @@ HEADER = """/* {name}.h: the tuned PIRK solver for {method} on {ivp}, {count} va
 #define {guard}
 
 typedef struct ht_ctx ht_ctx;
-ht_ctx *ht_create(long n);                       /* NULL when allocation fails */
-ht_ctx *ht_create_threads(long n, int threads);  /* NULL also for threads < 1 */
-void ht_destroy(ht_ctx *ctx);
+/* NULL where {ivp} does not take n (ht_valid_n), where the rules have no variant for this
+ * process's rank count{mpi_null}, or where allocation fails */
+ht_ctx *ht_create(long n);
+ht_ctx *ht_create_threads(long n, int threads);  /* as ht_create; NULL also for threads < 1 */
+void ht_destroy(ht_ctx *ctx);                    /* NULL is allowed */
 double *ht_state(ht_ctx *ctx);                   /* the state vector y, n doubles */
 void ht_initial_values(ht_ctx *ctx);             /* y = the IVP's initial values */
-void ht_step(ht_ctx *ctx, double t, double h);   /* one PIRK step */
+void ht_step(ht_ctx *ctx, double t, double h);   /* one PIRK step from t to t + h */
+int ht_valid_n(long n);                          /* 1 where {ivp} takes n: {sizes} */
+double ht_stable_step(long n);                   /* {ivp}'s stable step h at n (0: n not valid{no_step}) */
 const char *ht_variant_id(void);                 /* "tuned:{name}" */
 const char *ht_chosen_variant(const ht_ctx *ctx);   /* the variant this context runs */
 int ht_chosen_threads(const ht_ctx *ctx);        /* the threads it runs with (per rank) */
@@ -145,28 +140,38 @@ def tuned_export(scenario, method, ivp, db: str, name: str) -> tuple[dict, Dispa
     generated = [generate_variant(pool[v], skeletons[pool[v].skeleton], scenario.template_map,
                                   method, ivp, halo=halo if v in neighbour else None)
                  for v in table.variants]
-    return tuned_files(table, generated, name), table
+    return tuned_files(table, generated, name, ivp), table
 
 
-def tuned_files(table: DispatchTable, generated: list, name: str) -> dict[str, str]:
+def tuned_files(table: DispatchTable, generated: list, name: str, ivp) -> dict[str, str]:
     """file name -> text: header, dispatcher, one source per variant, Makefile, table as JSON; a
     table with rules for more than one rank makes an MPI library (mpi.h, mpicc)."""
     mpi = table.mpi
     files = {}
     for index, variant in enumerate(generated):
-        files[f"{name}_v{index}.c"] = _variant_source(variant, f"{name}_v{index}", name)
+        prefix = f"{name}_v{index}"
+        files[f"{prefix}.c"] = renamed_source(
+            variant.code, {symbol: f"{prefix}{symbol[2:]}" for symbol in ENTRY_POINTS},
+            f"/* {prefix}.c: variant {variant.variant_id} of the tuned solver {name}; its entry "
+            f"points are renamed {prefix}_* for the dispatcher in {name}.c. */\n")
     files[f"{name}.c"] = dispatcher(table, name, frozenset(g.variant_id for g in generated
-                                                           if g.mpi))
-    files[f"{name}.h"] = HEADER.format(
+                                                           if g.mpi), ivp)
+    files[f"{name}.h"] = named_api(HEADER.format(
         name=name, method=table.method, ivp=table.ivp, count=len(generated),
         use=USE_MPI if mpi else USE_ONE, link=LINK_MPI if mpi else LINK_ONE,
+        binding=", mpiexec -bind-to core:T on T threads per rank" if mpi else "",
+        mpi_null=MPI_NULL if mpi else "", sizes=valid_sizes(ivp),
+        no_step="" if ivp.stable_step is not None else "; the IVP names none",
         hardware=table.hardware_id, json_name=f"{name}.json", guard=f"{name.upper()}_H",
-        table="\n".join(f" *   {line}" for line in table_lines(table)))
+        table="\n".join(f" *   {line}" for line in table_lines(table))), name)
     objects = " ".join(f"{file[:-2]}.o" for file in files if file.endswith(".c"))
-    files["Makefile"] = (MAKEFILE_MPI if mpi else MAKEFILE).format(name=name) + MAKE_RULES.format(
+    files["Makefile"] = makefile_head(
+        name, *(("mpicc", " by the MPI compiler wrapper: its rules for more than one rank run MPI "
+                 "variants") if mpi else ("gcc", ""))) + MAKE_RULES.format(
         name=name, flags=" ".join(FLAGS), objects=objects)
     state = {"1": STATE_ONE, **({"more than 1": STATE_MPI} if mpi else {})}
     files[f"{name}.json"] = json.dumps({"name": name, **table.as_json(), "mpi": mpi,
+                                        "valid_n": valid_sizes(ivp),
                                         "ht_state_by_ranks": state}, indent=1) + "\n"
     return files
 
@@ -179,7 +184,7 @@ def table_lines(table: DispatchTable) -> list[str]:
     for rule in table.rules:
         high = "inf" if rule.n_high is None else str(rule.n_high)
         if rule.measured:
-            times = ", ".join(f"{s:.3e} s/step at n={n}" for n, s in rule.median_s)
+            times = ", ".join(f"{s:.4e} s/step at n={n}" for n, s in rule.median_s)
             how = f"measured ({times})" if times else "measured"
         else:
             how = "PREDICTED, NOT MEASURED"
@@ -212,15 +217,6 @@ def _nothing_runs(scenario: str, db: str, method, ivp) -> str:
             f"can run: it runs scenario {scenario}'s one-process variants on one rank and its MPI "
             "variants on the rank counts they were measured on beyond one (measure them with "
             "--ranks P, P > 1)")
-
-
-def _variant_source(variant, prefix: str, name: str) -> str:
-    """The variant's C with its entry points renamed by the preprocessor, runtime inlined."""
-    renames = "".join(f"#define {symbol} {prefix}{symbol[2:]}\n" for symbol in ENTRY_POINTS)
-    head = (f"/* {prefix}.c: variant {variant.variant_id} of the tuned solver {name}; its entry "
-            f"points are renamed {prefix}_* for the dispatcher in {name}.c. */\n")
-    return head + renames + variant.code.replace('#include "ht_runtime.h"',
-                                                 native_source("ht_runtime.h").rstrip("\n"))
 
 
 def _records(frame) -> list[dict]:

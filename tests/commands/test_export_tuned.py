@@ -42,18 +42,18 @@ int main(int argc, char **argv) {
         MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
         MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     }
-    ht_ctx *c = ht_create_threads(n, 1);
+    tuned_mpi_ctx *c = tuned_mpi_create_threads(n, 1);
     if (!c) {                                  /* on every rank alike: no rule of its rank count */
         if (rank == 0) printf("NULL\n");
         if (with_mpi) MPI_Finalize();
         return 0;
     }
-    int ranks = ht_chosen_ranks(c);
-    ht_initial_values(c);
-    for (int k = 0; k < steps; ++k) ht_step(c, k * h, h);
-    double *y = ht_state(c);
+    int ranks = tuned_mpi_chosen_ranks(c);
+    tuned_mpi_initial_values(c);
+    for (int k = 0; k < steps; ++k) tuned_mpi_step(c, k * h, h);
+    double *y = tuned_mpi_state(c);
     long lo, hi;
-    ht_chosen_block(c, &lo, &hi);
+    tuned_mpi_chosen_block(c, &lo, &hi);
     if (ranks > 1) {
         int mine = (int)(hi - lo), at = (int)lo;
         int *counts = malloc(ranks * sizeof(int)), *displs = malloc(ranks * sizeof(int));
@@ -65,10 +65,10 @@ int main(int argc, char **argv) {
         free(displs);
     }
     if (rank == 0) {
-        printf("%s %d %d %ld %ld\n", ht_chosen_variant(c), ranks, ht_chosen_measured(c), lo, hi);
+        printf("%s %d %d %ld %ld\n", tuned_mpi_chosen_variant(c), ranks, tuned_mpi_chosen_measured(c), lo, hi);
         for (long j = 0; j < n; ++j) printf("%.17g\n", y[j]);
     }
-    ht_destroy(c);
+    tuned_mpi_destroy(c);
     if (with_mpi) MPI_Finalize();
     return 0;
 }
