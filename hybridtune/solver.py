@@ -122,9 +122,11 @@ class Solver(_Compiled):
 class TunedSolver(_Compiled):
     """An exported library (export --tuned or --variant), built by its Makefile, integrating its
     IVP: TunedSolver(folder, n).integrate(t0, t1, steps). name: the library's --name (default:
-    the folder's one lib*.so)."""
+    the folder's one lib*.so); adapt: a tuned library times its rule's candidates during the
+    first steps (NAME_ADAPT)."""
 
-    def __init__(self, folder, n: int, threads: int | None = None, name: str | None = None):
+    def __init__(self, folder, n: int, threads: int | None = None, name: str | None = None,
+                 adapt: bool = False):
         folder = Path(folder)
         self.name = name or _library_name(folder)
         path = folder / f"lib{self.name}.so"
@@ -139,28 +141,54 @@ class TunedSolver(_Compiled):
             raise RequestError(f"{path}: n = {n} is not valid for its IVP "
                                f"({self.name}_valid_n; see {self.name}.h)")
         _check_threads(threads)
+        self.tuned = hasattr(self._lib, f"{self.name}_create_options")
+        if adapt and not self.tuned:
+            raise RequestError(f"{path}: adapt: a library of one variant has no candidates "
+                               "(export --tuned --candidates K)")
         _set_threads(threads)
-        tuned = hasattr(self._lib, f"{self.name}_create_threads")
-        if tuned and threads is not None:
-            create = self._function("create_threads")
-            create.restype, create.argtypes = ctypes.c_void_p, [ctypes.c_long, ctypes.c_int]
-            ctx = create(n, threads)
+        if self.tuned:
+            create = self._function("create_options")
+            create.restype = ctypes.c_void_p
+            create.argtypes = [ctypes.c_long, ctypes.c_int, ctypes.c_int]
+            every = ctypes.CDLL("libgomp.so.1").omp_get_max_threads()
+            ctx = create(n, threads or every, 1 if adapt else 0)
         else:
             ctx = self._function("create")(n)
-        self._attach(ctx, "no rule for this rank count, or allocation failed" if tuned
+        self._attach(ctx, "no rule for this rank count, or allocation failed" if self.tuned
                      else "allocation failed")
         step = self._function("stable_step")
         step.restype, step.argtypes = ctypes.c_double, [ctypes.c_long]
         self.stable_step = float(step(n))
-        self.chosen_variant = self._text("chosen_variant" if tuned else "variant_id", tuned)
-        self.chosen_threads = self._function("chosen_threads")(ctypes.c_void_p(self._ctx)) \
-            if tuned else threads
 
-    def _text(self, call: str, with_ctx: bool) -> str:
-        function = self._function(call)
+    @property
+    def chosen_variant(self) -> str:
+        """The variant that runs now (while adapting, the table's choice)."""
+        function = self._function("chosen_variant" if self.tuned else "variant_id")
         function.restype = ctypes.c_char_p
-        function.argtypes = [ctypes.c_void_p] if with_ctx else []
-        return (function(self._ctx) if with_ctx else function()).decode()
+        function.argtypes = [ctypes.c_void_p] if self.tuned else []
+        return (function(self._ctx) if self.tuned else function()).decode()
+
+    def _chosen(self, what: str, otherwise: int) -> int:
+        if not self.tuned:
+            return otherwise
+        function = self._function(f"chosen_{what}")
+        function.argtypes = [ctypes.c_void_p]
+        return int(function(self._ctx))
+
+    @property
+    def chosen_threads(self) -> int:
+        every = ctypes.CDLL("libgomp.so.1").omp_get_max_threads()
+        return self._chosen("threads", every)
+
+    @property
+    def candidates(self) -> int:
+        """The candidates the library times or timed (1: none)."""
+        return self._chosen("candidates", 1)
+
+    @property
+    def adapting(self) -> bool:
+        """Whether it still times its candidates."""
+        return bool(self._chosen("adapting", 0))
 
 
 def _library_name(folder: Path) -> str:

@@ -16,6 +16,9 @@ def add_arguments(export) -> None:
     export.add_argument("--db", metavar="FILE", help="the store with the measurements (--tuned)")
     export.add_argument("--method", help="method (default: the scenario's, if it has one)")
     export.add_argument("--ivp", help="IVP (default: the scenario's, if it has one)")
+    export.add_argument("--candidates", type=int, default=1, metavar="K",
+                        help="--tuned: keep each measured range's K best variants, which the "
+                        "library times during a run's first steps when asked (default 1: none)")
     export.add_argument("-o", "--output", required=True, metavar="DIR")
     export.add_argument("--name", help="C name of the files, the library and its functions "
                         "(NAME_create, ...; default ht_ and the IVP's name in lower case)")
@@ -24,7 +27,7 @@ def add_arguments(export) -> None:
 def run(args) -> int:
     exported = export_solver(ExportRequest(args.scenario, args.output, args.name,
                                            None if args.tuned else args.variant, args.db,
-                                           args.method, args.ivp))
+                                           args.method, args.ivp, args.candidates))
     folder = exported.folder
     mpi = args.tuned and exported.table.mpi
     print(f"wrote {', '.join(exported.files)} to {folder} ("

@@ -36,6 +36,8 @@ class Rule:
     measured: bool               # False: predicted, not measured
     basis: str                   # how the variant was chosen, in words
     median_s: tuple = ()         # ((n, seconds per step), ...) of the choice at the sizes measured here
+    candidates: tuple = ()       # ((variant, run_threads), ...): the choice first, then the next
+                                 # best measured here, which an adaptive library times at run time
 
     def contains(self, n: int) -> bool:
         return n >= self.n_low and (self.n_high is None or n < self.n_high)
@@ -49,7 +51,13 @@ class Rule:
                 "n_low": self.n_low, "n_high": self.n_high, "level": self.level,
                 "variant": self.variant, "run_threads": self.run_threads,
                 "measured": self.measured, "basis": self.basis,
-                "median_s_per_step": {str(n): s for n, s in self.median_s}}
+                "median_s_per_step": {str(n): s for n, s in self.median_s},
+                "candidates": [{"variant": v, "run_threads": t} for v, t in self.options]}
+
+    @property
+    def options(self) -> tuple:
+        """(variant, run_threads) of the choice and the other candidates."""
+        return self.candidates or ((self.variant, self.run_threads),)
 
 
 @dataclass(frozen=True)
@@ -63,7 +71,7 @@ class DispatchTable:
 
     @property
     def variants(self) -> tuple:
-        return tuple(dict.fromkeys(rule.variant for rule in self.rules))
+        return tuple(dict.fromkeys(v for rule in self.rules for v, _ in rule.options))
 
     @property
     def mpi(self) -> bool:
@@ -202,11 +210,13 @@ def step_regions(machine: Machine, vectors: int, threads: int) -> list[tuple]:
 
 
 def dispatch_table(measured: dict, predicted: dict, machine: Machine, vectors: int,
-                   method: str, ivp: str, hardware_id: str, notes=()) -> DispatchTable:
+                   method: str, ivp: str, hardware_id: str, notes=(),
+                   candidates: int = 1) -> DispatchTable:
     """Rules for every layout (ranks, threads) measured or predicted and every region of n at it:
     the regions where one core's share of a time step (split over ranks x threads cores of a
     node) first fits a level; at each, the variant measured fastest on those ranks with up to
-    that many threads, else predicted best, else the neighbouring region's choice."""
+    that many threads, else predicted best, else the neighbouring region's choice. A measured
+    range keeps up to `candidates` options: its choice and the next best measured there."""
     notes = list(notes)
     rules = []
     for ranks, threads in sorted({(p, t) for _, p, t in measured}
@@ -228,6 +238,10 @@ def dispatch_table(measured: dict, predicted: dict, machine: Machine, vectors: i
                                      medians)
                 measured_sizes[index] = sizes
         chosen = _fewer_variants(chosen, measured_sizes, [r.variant for r in rules])
+        if candidates > 1:
+            chosen = {index: replace(rule, candidates=_best_options(
+                          measured_sizes[index], (rule.variant, rule.run_threads), candidates))
+                      for index, rule in chosen.items()}
         for index, (level, low, high) in enumerate(regions):
             if index in chosen:
                 continue
@@ -281,6 +295,15 @@ def _fewer_variants(chosen: dict, measured_sizes: dict, before: list) -> dict:
                                    f"with {_name((rule.variant, rule.run_threads))}, chosen as "
                                    "another range's choice (fewer variants in the library)")
     return out
+
+
+def _best_options(sizes: dict, choice: tuple, count: int) -> tuple:
+    """choice and the count - 1 other options measured at every size of the range of least
+    summed time relative to each size's best."""
+    every = set.intersection(*(set(options) for options in sizes.values()))
+    score = {o: sum(options[o] / min(options.values()) for options in sizes.values())
+             for o in every if o != choice}
+    return (choice, *sorted(score, key=lambda o: (score[o], o))[:count - 1])
 
 
 def _options(measured: dict, n: int, ranks: int, threads: int) -> dict:

@@ -8,18 +8,22 @@ from __future__ import annotations
 
 import re
 
+from hybridtune.compiler.build import native_source
 from hybridtune.generate.civp_api import ivp_functions
+from hybridtune.measure.provenance import code_sha256
 from hybridtune.pipeline.dispatch_table import DispatchTable
 
 # the library's public names: the rest of the dispatcher is static
-PUBLIC = ("ctx", "create", "create_threads", "destroy", "state", "initial_values", "step",
-          "variant_id", "chosen_variant", "chosen_threads", "chosen_measured", "chosen_ranks",
-          "chosen_block", "valid_n", "stable_step")
+PUBLIC = ("ctx", "create", "create_threads", "create_options", "destroy", "state",
+          "initial_values", "step", "variant_id", "chosen_variant", "chosen_threads",
+          "chosen_measured", "chosen_ranks", "chosen_block", "chosen_candidates",
+          "chosen_adapting", "valid_n", "stable_step")
 _PUBLIC = re.compile(r"\bht_(" + "|".join(PUBLIC) + r")\b")
 
 
 def named_api(text: str, name: str) -> str:
-    """text with every public ht_* name as NAME_*."""
+    """text with every public ht_* name as NAME_*, and the option HT_ADAPT as NAME_ADAPT."""
+    text = re.sub(r"\bHT_ADAPT\b", f"{name.upper()}_ADAPT", text)
     return _PUBLIC.sub(lambda match: f"{name}_{match.group(1)}", text)
 
 # Where MPI runs: this process's rank and the ranks of MPI_COMM_WORLD, else 0 (no MPI: one rank)
@@ -55,7 +59,74 @@ static const ht_rule *ht_rule_for(long n, int ranks, int threads)
 }
 """
 
-CREATE = """ht_ctx *ht_create_threads(long n, int threads)
+ADAPTING = """#define HT_ROUNDS 5   /* interleaved rounds of the candidates while adapting */
+#define HT_TURN 3     /* a candidate's consecutive steps per turn; a turn's first is not counted */
+
+struct ht_ctx {
+    long n;
+    int ranks, rank, measured, reporting;
+    int count;                    /* candidates created (1 without adaptation) */
+    int kept;                     /* the candidate that runs: -1 while adapting */
+    int owner;                    /* the candidate whose context owns the state the others share */
+    int turn, in_turn, round, order[HT_OPTIONS];
+    int variant[HT_OPTIONS], threads[HT_OPTIONS];
+    void *inner[HT_OPTIONS];
+    unsigned long long random;
+    ht_times times[HT_OPTIONS];
+};
+
+static int ht_enter(int threads)
+{
+    int outer = omp_get_max_threads();
+    omp_set_num_threads(threads);
+    return outer;
+}
+
+/* a fresh order of the candidates for the next round (the same on every rank: one seed) */
+static void ht_shuffle(ht_ctx *ctx)
+{
+    for (int k = 0; k < ctx->count; ++k) ctx->order[k] = k;
+    for (int k = ctx->count - 1; k > 0; --k) {
+        int j = (int)(ht_next_random(&ctx->random) % (unsigned long long)(k + 1));
+        int swap = ctx->order[k];
+        ctx->order[k] = ctx->order[j];
+        ctx->order[j] = swap;
+    }
+}
+
+/* the candidate of least median step time (rank 0's choice on every rank) keeps the shared
+ * state; the others are destroyed */
+static void ht_settle(ht_ctx *ctx)
+{
+    int best = 0;
+    for (int k = 1; k < ctx->count; ++k)
+        if (ht_summarise(&ctx->times[k]).median < ht_summarise(&ctx->times[best]).median)
+            best = k;
+{broadcast}    if (best != ctx->owner) ht_v_release_state(ctx->variant[ctx->owner], ctx->inner[ctx->owner]);
+    for (int k = 0; k < ctx->count; ++k) {
+        if (k == best) continue;
+        if (k != ctx->owner) ht_v_release_state(ctx->variant[k], ctx->inner[k]);
+        int outer = ht_enter(ctx->threads[k]);
+        ht_v_destroy(ctx->variant[k], ctx->inner[k]);
+        omp_set_num_threads(outer);
+        ctx->inner[k] = NULL;
+    }
+    ctx->kept = ctx->owner = best;
+}
+
+static void ht_adapting(ht_ctx *ctx, int k, double seconds)
+{
+    if (ctx->in_turn > 0) ht_record(&ctx->times[k], seconds);
+    if (++ctx->in_turn < HT_TURN) return;
+    ctx->in_turn = 0;
+    if (++ctx->turn < ctx->count) return;
+    ctx->turn = 0;
+    if (++ctx->round < HT_ROUNDS) ht_shuffle(ctx);
+    else ht_settle(ctx);
+}
+"""
+
+CREATE = """ht_ctx *ht_create_options(long n, int threads, int options)
 {
     if (threads < 1 || !ht_valid_n(n)) return NULL;
     int rank, world = ht_world(&rank);
@@ -64,29 +135,92 @@ CREATE = """ht_ctx *ht_create_threads(long n, int threads)
     if (!rule || (ht_variant_mpi[rule->variant] && world == 0)) return NULL;
     ht_ctx *ctx = calloc(1, sizeof *ctx);
     if (!ctx) return NULL;
+    const char *adapt = getenv("HYBRIDTUNE_ADAPT"), *report = getenv("HYBRIDTUNE_REPORT");
+    int adapting = (options & HT_ADAPT) || (adapt && strcmp(adapt, "1") == 0);
     ctx->n = n;
     ctx->ranks = ranks;
     ctx->rank = rank;
-    ctx->variant = rule->variant;
-    ctx->threads = rule->run_threads < threads ? rule->run_threads : threads;
     ctx->measured = rule->measured;
-    int outer = ht_enter(ctx);
-    switch (ctx->variant) {
-{cases}
+    ctx->reporting = report && *report;
+    ctx->random = 0x9e3779b97f4a7c15ULL;
+    for (int k = 0; k < (adapting ? rule->count : 1); ++k) {
+        ctx->variant[k] = rule->option[k];
+        ctx->threads[k] = rule->option_threads[k] < threads ? rule->option_threads[k] : threads;
+        int outer = ht_enter(ctx->threads[k]);
+        ctx->inner[k] = ht_v_create(ctx->variant[k], n);
+        omp_set_num_threads(outer);
+        if (!ctx->inner[k]) break;
+        if (k > 0)     /* every candidate steps the one state: none repeats or wastes a step */
+            ht_v_adopt_state(ctx->variant[k], ctx->inner[k],
+                             ht_v_state(ctx->variant[0], ctx->inner[0]));
+        ctx->count = k + 1;
     }
-    omp_set_num_threads(outer);
-    if (!ctx->inner) { free(ctx); return NULL; }
+    if (ctx->count < (adapting ? rule->count : 1)) {
+        ctx->kept = -1;
+        ht_destroy(ctx);
+        return NULL;
+    }
+    ctx->kept = ctx->count > 1 ? -1 : 0;
+    ht_shuffle(ctx);
     return ctx;
 }
 
-ht_ctx *ht_create(long n) { return ht_create_threads(n, omp_get_max_threads()); }
+ht_ctx *ht_create_threads(long n, int threads) { return ht_create_options(n, threads, 0); }
+
+ht_ctx *ht_create(long n) { return ht_create_options(n, omp_get_max_threads(), 0); }
+
+void ht_destroy(ht_ctx *ctx)
+{
+    if (!ctx) return;
+    for (int k = 0; k < ctx->count; ++k) {
+        if (ctx->rank == 0 && ctx->reporting) {
+            ht_report_about about = {"{name}", ht_variant_ids[ctx->variant[k]], ht_method, ht_ivp,
+                                     ht_hardware_id, ht_variant_sha256[ctx->variant[k]], ctx->n,
+                                     ctx->ranks, ctx->threads[k], k == ctx->kept, ctx->count};
+            ht_report(&about, &ctx->times[k]);
+        }
+        if (!ctx->inner[k]) continue;
+        if (k != ctx->owner) ht_v_release_state(ctx->variant[k], ctx->inner[k]);
+        int outer = ht_enter(ctx->threads[k]);
+        ht_v_destroy(ctx->variant[k], ctx->inner[k]);
+        omp_set_num_threads(outer);
+    }
+    free(ctx);
+}
+
+double *ht_state(ht_ctx *ctx) { return ht_v_state(ctx->variant[ctx->owner], ctx->inner[ctx->owner]); }
+
+void ht_initial_values(ht_ctx *ctx)
+{
+    int outer = ht_enter(ctx->threads[ctx->owner]);
+    ht_v_initial_values(ctx->variant[ctx->owner], ctx->inner[ctx->owner]);
+    omp_set_num_threads(outer);
+}
+
+/* One step by the candidate whose turn it is (the kept one once settled); timed while adapting
+ * or reporting. */
+void ht_step(ht_ctx *ctx, double t, double h)
+{
+    int k = ctx->kept >= 0 ? ctx->kept : ctx->order[ctx->turn];
+    int timed = ctx->kept < 0 || ctx->reporting;
+    int outer = ht_enter(ctx->threads[k]);
+    double start = timed ? omp_get_wtime() : 0.0;
+    ht_v_step(ctx->variant[k], ctx->inner[k], t, h);
+    double seconds = timed ? omp_get_wtime() - start : 0.0;
+    omp_set_num_threads(outer);
+    if (ctx->kept < 0) ht_adapting(ctx, k, seconds);
+    else if (ctx->reporting) ht_record(&ctx->times[k], seconds);
+}
 """
 
 CHOSEN = """const char *ht_variant_id(void) { return "tuned:{name}"; }
-const char *ht_chosen_variant(const ht_ctx *ctx) { return ht_variant_ids[ctx->variant]; }
-int ht_chosen_threads(const ht_ctx *ctx) { return ctx->threads; }
+static int ht_running(const ht_ctx *ctx) { return ctx->kept >= 0 ? ctx->kept : ctx->owner; }
+const char *ht_chosen_variant(const ht_ctx *ctx) { return ht_variant_ids[ctx->variant[ht_running(ctx)]]; }
+int ht_chosen_threads(const ht_ctx *ctx) { return ctx->threads[ht_running(ctx)]; }
 int ht_chosen_measured(const ht_ctx *ctx) { return ctx->measured; }
 int ht_chosen_ranks(const ht_ctx *ctx) { return ctx->ranks; }
+int ht_chosen_candidates(const ht_ctx *ctx) { return ctx->count; }
+int ht_chosen_adapting(const ht_ctx *ctx) { return ctx->kept < 0; }
 
 /* The variants' block partition of components 0..n-1 over the ranks: this rank's [lo, hi). */
 void ht_chosen_block(const ht_ctx *ctx, long *lo, long *hi)
@@ -96,63 +230,69 @@ void ht_chosen_block(const ht_ctx *ctx, long *lo, long *hi)
     *hi = *lo + base + (ctx->rank < extra ? 1 : 0);
 }
 """
+BROADCAST = """    if (ctx->ranks > 1) MPI_Bcast(&best, 1, MPI_INT, 0, MPI_COMM_WORLD);
+"""
+# the calls each variant NAME_vI answers, and what they take beyond its context
+CALLS = (("create", "void *", "long n", "n"), ("destroy", "void", "", ""),
+         ("state", "double *", "", ""), ("initial_values", "void", "", ""),
+         ("step", "void", "double t, double h", "t, h"),
+         ("release_state", "double *", "", ""), ("adopt_state", "void", "double *y", "y"))
 
 
-def dispatcher(table: DispatchTable, name: str, mpi_variants: frozenset, ivp) -> str:
-    """NAME.c: the rule table and the API NAME_* over the variants NAME_v0, NAME_v1, ...;
-    MPI-aware (mpi.h, the rank count of MPI_COMM_WORLD) where a rule has more than one rank."""
+def dispatcher(table: DispatchTable, name: str, generated: list, ivp) -> str:
+    """NAME.c: the rule table and the API NAME_* over the variants NAME_v0, NAME_v1, ... (their
+    generated C in table.variants' order); MPI-aware (mpi.h, the rank count of MPI_COMM_WORLD)
+    where a rule has more than one rank; with a rule's candidates, adaptive when asked."""
     variants = table.variants
     index = {v: i for i, v in enumerate(variants)}
     mpi = table.mpi
+    most = max(len(rule.options) for rule in table.rules)
     picks = "ranks, n and threads" if mpi else "n and threads"
     out = [f"/* {name}.c: the dispatcher of the tuned solver {name}: picks a variant by "
            f"{picks}. */",
            *(["#include <mpi.h>"] if mpi else []), "#include <math.h>", "#include <omp.h>",
-           "#include <stdlib.h>",
-           f'#include "{name}.h"', ""]
+           "#include <stdlib.h>", "#include <string.h>", f'#include "{name}.h"',
+           native_source("ht_production.h").rstrip("\n"), ""]
     for i in range(len(variants)):
         p = f"{name}_v{i}"
-        out += [f"struct {p}_ctx;", f"struct {p}_ctx *{p}_create(long n);",
-                f"void {p}_destroy(struct {p}_ctx *ctx);",
-                f"double *{p}_state(struct {p}_ctx *ctx);",
-                f"void {p}_initial_values(struct {p}_ctx *ctx);",
-                f"void {p}_step(struct {p}_ctx *ctx, double t, double h);", ""]
-    out += ["typedef struct { int ranks, threads; long n_low, n_high; int variant, run_threads, "
-            "measured; } ht_rule;   /* n_high 0: unbounded */",
+        out += [f"struct {p}_ctx;"] + [
+            f"{kind}{'' if kind.endswith('*') else ' '}{p}_{call}("
+            + (args if call == "create" else f"struct {p}_ctx *ctx{', ' + args if args else ''}")
+            + ");" for call, kind, args, _ in CALLS] + [""]
+    out += [f"#define HT_OPTIONS {most}   /* candidates of a rule at most */",
+            "typedef struct { int ranks, threads; long n_low, n_high; int variant, run_threads, "
+            "measured, count; int option[HT_OPTIONS], option_threads[HT_OPTIONS]; } ht_rule;"
+            "   /* n_high 0: unbounded; option 0 is the choice */",
             "static const ht_rule ht_rules[] = {"]
     for rule in table.rules:
+        options = [index[v] for v, _ in rule.options] + [0] * (most - len(rule.options))
+        threads = [t for _, t in rule.options] + [0] * (most - len(rule.options))
         out.append(f"    {{{rule.ranks}, {rule.threads}, {rule.n_low}L, {rule.n_high or 0}L, "
-                   f"{index[rule.variant]}, {rule.run_threads}, {int(rule.measured)}}},")
+                   f"{index[rule.variant]}, {rule.run_threads}, {int(rule.measured)}, "
+                   f"{len(rule.options)}, {{{', '.join(map(str, options))}}}, "
+                   f"{{{', '.join(map(str, threads))}}}}},")
     out += ["};", f"static const int ht_rule_count = {len(table.rules)};",
             "static const char *const ht_variant_ids[] = {"]
     out += [f'    "{v}",' for v in variants]
+    out += ["};", "/* the SHA-256 of each variant's generated C: the code the store's measurements "
+            "name */", "static const char *const ht_variant_sha256[] = {"]
+    out += [f'    "{code_sha256(g.code)}",' for g in generated]
     out += ["};", "/* 1: an MPI variant, which calls MPI on MPI_COMM_WORLD */",
             "static const int ht_variant_mpi[] = {"
-            + ", ".join(str(int(v in mpi_variants)) for v in variants) + "};", "",
-            "struct ht_ctx { void *inner; long n; int variant, threads, measured, ranks, rank; };",
-            "", "static int ht_enter(const ht_ctx *ctx)", "{",
-            "    int outer = omp_get_max_threads();",
-            "    omp_set_num_threads(ctx->threads);", "    return outer;", "}", "",
-            WORLD_MPI if mpi else WORLD_ONE, ivp_functions(ivp, "ht"), RULE_FOR]
-    cases = "\n".join(f"    case {i}: ctx->inner = {name}_v{i}_create(n); break;"
-                      for i in range(len(variants)))
-    out.append(CREATE.replace("{cases}", cases))
-    out += _forward(name, len(variants), "void ht_destroy(ht_ctx *ctx)", "destroy",
-                    "    if (!ctx) return;", "    free(ctx);")
-    out += _forward(name, len(variants), "void ht_initial_values(ht_ctx *ctx)", "initial_values")
-    out += _forward(name, len(variants), "void ht_step(ht_ctx *ctx, double t, double h)", "step",
-                    args="ctx->inner, t, h")
-    out += ["double *ht_state(ht_ctx *ctx)", "{", "    switch (ctx->variant) {"]
-    out += [f"    case {i}: return {name}_v{i}_state(ctx->inner);" for i in range(len(variants))]
-    out += ["    }", "    return NULL;", "}", "", CHOSEN.replace("{name}", name).rstrip("\n")]
+            + ", ".join(str(int(g.mpi)) for g in generated) + "};",
+            f'static const char ht_method[] = "{table.method}", ht_ivp[] = "{table.ivp}", '
+            f'ht_hardware_id[] = "{table.hardware_id}";', ""]
+    for call, kind, args, passed in CALLS:
+        params = ("int v, " + args) if call == "create" else \
+            f"int v, void *ctx{', ' + args if args else ''}"
+        value = "return " if kind != "void" else ""
+        out += [f"static {kind}{'' if kind.endswith('*') else ' '}ht_v_{call}({params})", "{",
+                "    switch (v) {"]
+        out += [f"    case {i}: {value}{name}_v{i}_{call}("
+                + (passed if call == "create" else f"ctx{', ' + passed if passed else ''}")
+                + f");{'' if value else ' break;'}" for i in range(len(variants))]
+        out += ["    }"] + (["    return NULL;"] if value else []) + ["}", ""]
+    out += [WORLD_MPI if mpi else WORLD_ONE, ivp_functions(ivp, "ht"), RULE_FOR,
+            ADAPTING.replace("{broadcast}", BROADCAST if mpi else ""),
+            CREATE.replace("{name}", name), CHOSEN.replace("{name}", name).rstrip("\n")]
     return named_api("\n".join(out) + "\n", name)
-
-
-def _forward(name: str, count: int, signature: str, call: str, first: str = "",
-             last: str = "", args: str = "ctx->inner") -> list[str]:
-    """A dispatcher function that calls the context's variant with the context's threads."""
-    out = [signature, "{"] + ([first] if first else []) + ["    int outer = ht_enter(ctx);",
-                                                          "    switch (ctx->variant) {"]
-    out += [f"    case {i}: {name}_v{i}_{call}({args}); break;" for i in range(count)]
-    out += ["    }", "    omp_set_num_threads(outer);"] + ([last] if last else []) + ["}", ""]
-    return out

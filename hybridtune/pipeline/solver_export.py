@@ -13,6 +13,9 @@ from hybridtune.pipeline.variant_export import check_export_name, export_files
 from hybridtune.solver import generated_for
 
 
+MAX_CANDIDATES = 8      # candidates an adaptive library times at most per rule
+
+
 @dataclass(frozen=True)
 class ExportRequest:
     """A scenario's variant (variant) or its tuned solver (db, the store with the measurements)."""
@@ -23,6 +26,7 @@ class ExportRequest:
     db: str | None = None
     method: str | None = None       # default: the scenario's, where it has one
     ivp: str | None = None
+    candidates: int = 1             # --tuned: variants kept per measured range (adaptive library)
 
 
 @dataclass(frozen=True)
@@ -46,6 +50,12 @@ def _pick(scenario, kind: str, ref: str | None, items):
 
 
 def _check(request: ExportRequest, tuned: bool) -> None:
+    if isinstance(request.candidates, bool) or not isinstance(request.candidates, int) \
+            or not 1 <= request.candidates <= MAX_CANDIDATES:
+        raise RequestError(f"--candidates: expected a count from 1 to {MAX_CANDIDATES}, got "
+                           f"{request.candidates}")
+    if request.candidates > 1 and not tuned:
+        raise RequestError("--candidates goes with --tuned (a single --variant has no others)")
     if tuned and not request.db:
         raise RequestError("--tuned: expected --db FILE, the store with the measurements")
     if request.db and not tuned:
@@ -63,7 +73,7 @@ def export_solver(request: ExportRequest) -> Exported:
     check_export_name(name)
     table = None
     if tuned:
-        files, table = tuned_export(scenario, method, ivp, request.db, name)
+        files, table = tuned_export(scenario, method, ivp, request.db, name, request.candidates)
     else:
         files = export_files(generated_for(request.variant, method, ivp, scenario), name, method,
                              ivp)

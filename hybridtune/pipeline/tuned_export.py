@@ -17,6 +17,14 @@ from hybridtune.pipeline.dispatch_table import (DispatchTable, dispatch_table, l
                                      predicted_times)
 from hybridtune.store import Store
 
+# what the dispatcher asks of a variant beyond its API, so that an adaptive library's candidates
+# step one state (appended to the variant's generated C, whose hash the store keys stays as it is)
+STATE_SHARING = ("ht_release_state", "ht_adopt_state")
+SHARED_STATE = """
+/* The dispatcher's: hand the state over (this context no longer frees it), or take another's. */
+double *ht_release_state(ht_ctx *ctx) { double *y = ctx->y; ctx->y = NULL; return y; }
+void ht_adopt_state(ht_ctx *ctx, double *y) { free(ctx->y); ctx->y = y; }
+"""
 HALO_PROBES = (10 ** 3, 10 ** 4, 10 ** 5, 10 ** 6)   # sizes a neighbour exchange's halo is seen at
 
 MAKE_RULES = """CFLAGS ?= {flags}
@@ -68,6 +76,13 @@ HEADER = """/* {name}.h: the tuned PIRK solver for {method} on {ivp}, {count} va
  * variant with the rule's thread count (never more than T): fewer threads where fewer measured faster.
  * Every call on a context runs with that context's thread count; the caller's setting is restored.
  * The tuning pinned its threads: OMP_PLACES=cores OMP_PROC_BIND=close{binding}.
+ * Adaptive (ht_create_options(n, T, HT_ADAPT), or HYBRIDTUNE_ADAPT=1 in the environment for every
+ * create): where the rule for n keeps candidates ({candidates}), the first steps of the run go to
+ * them in turn, HT_TURN steps a turn, in HT_ROUNDS rounds of a fresh random order, all on the one
+ * state (no step is wasted or repeated); then the candidate of least median step time runs the
+ * rest and the others are freed. Reporting (HYBRIDTUNE_REPORT=FILE): every step is timed and
+ * ht_destroy appends one line per variant timed to FILE (rank 0; see docs/tuned-solver.md in
+ * hybridtune); a file that cannot be written is named once on stderr and the run goes on.
 {link}
  *
  * Dispatch table (n_low <= n < n_high; {json_name} has it as JSON); hardware {hardware}:
@@ -80,6 +95,8 @@ typedef struct ht_ctx ht_ctx;
  * process's rank count{mpi_null}, or where allocation fails */
 ht_ctx *ht_create(long n);
 ht_ctx *ht_create_threads(long n, int threads);  /* as ht_create; NULL also for threads < 1 */
+#define HT_ADAPT 1                               /* an option: time the rule's candidates first */
+ht_ctx *ht_create_options(long n, int threads, int options);   /* as ht_create_threads */
 void ht_destroy(ht_ctx *ctx);                    /* NULL is allowed */
 double *ht_state(ht_ctx *ctx);                   /* the state vector y, n doubles */
 void ht_initial_values(ht_ctx *ctx);             /* y = the IVP's initial values */
@@ -91,6 +108,8 @@ const char *ht_chosen_variant(const ht_ctx *ctx);   /* the variant this context 
 int ht_chosen_threads(const ht_ctx *ctx);        /* the threads it runs with (per rank) */
 int ht_chosen_measured(const ht_ctx *ctx);       /* 1: measured best; 0: predicted, not measured */
 int ht_chosen_ranks(const ht_ctx *ctx);          /* the MPI ranks it runs on (1 without MPI) */
+int ht_chosen_candidates(const ht_ctx *ctx);     /* the candidates it times or timed (1: none) */
+int ht_chosen_adapting(const ht_ctx *ctx);       /* 1 while it still times its candidates */
 /* the components [lo, hi) whose current state this rank's ht_state holds ([0, n) on one rank) */
 void ht_chosen_block(const ht_ctx *ctx, long *lo, long *hi);
 
@@ -102,10 +121,11 @@ STATE_MPI = ("n doubles on every rank, of which after ht_step only the rank's bl
              "the blocks for the whole state")
 
 
-def tuned_export(scenario, method, ivp, db: str, name: str) -> tuple[dict, DispatchTable]:
+def tuned_export(scenario, method, ivp, db: str, name: str,
+                 candidates: int = 1) -> tuple[dict, DispatchTable]:
     """(file name -> text, dispatch table) of the tuned solver from the store's measurements: one
     process's variants on one rank, the MPI variants on the rank counts they were measured (or
-    predicted) on."""
+    predicted) on; each measured range with up to `candidates` variants for the adaptive library."""
     check_export_name(name)
     with Store.open(db, "r") as store:
         measurements = _records(store.frame("measurements"))
@@ -136,7 +156,7 @@ def tuned_export(scenario, method, ivp, db: str, name: str) -> tuple[dict, Dispa
     vectors = max(step_vectors(skeletons[pool[v].skeleton], scenario.template_map, method.stages)
                   for v in used)
     table = dispatch_table(measured, predicted, scenario.machine, vectors, method.name, ivp.name,
-                           hardware, [*notes, *left_out])
+                           hardware, [*notes, *left_out], candidates)
     generated = [generate_variant(pool[v], skeletons[pool[v].skeleton], scenario.template_map,
                                   method, ivp, halo=halo if v in neighbour else None)
                  for v in table.variants]
@@ -151,16 +171,18 @@ def tuned_files(table: DispatchTable, generated: list, name: str, ivp) -> dict[s
     for index, variant in enumerate(generated):
         prefix = f"{name}_v{index}"
         files[f"{prefix}.c"] = renamed_source(
-            variant.code, {symbol: f"{prefix}{symbol[2:]}" for symbol in ENTRY_POINTS},
+            variant.code, {symbol: f"{prefix}{symbol[2:]}" for symbol in (*ENTRY_POINTS,
+                                                                           *STATE_SHARING)},
             f"/* {prefix}.c: variant {variant.variant_id} of the tuned solver {name}; its entry "
-            f"points are renamed {prefix}_* for the dispatcher in {name}.c. */\n")
-    files[f"{name}.c"] = dispatcher(table, name, frozenset(g.variant_id for g in generated
-                                                           if g.mpi), ivp)
+            f"points are renamed {prefix}_* for the dispatcher in {name}.c. */\n") + SHARED_STATE
+    files[f"{name}.c"] = dispatcher(table, name, generated, ivp)
     files[f"{name}.h"] = named_api(HEADER.format(
         name=name, method=table.method, ivp=table.ivp, count=len(generated),
         use=USE_MPI if mpi else USE_ONE, link=LINK_MPI if mpi else LINK_ONE,
         binding=", mpiexec -bind-to core:T on T threads per rank" if mpi else "",
         mpi_null=MPI_NULL if mpi else "", sizes=valid_sizes(ivp),
+        candidates=f"up to {max(len(r.options) for r in table.rules)}, --candidates"
+        if any(len(r.options) > 1 for r in table.rules) else "none here: export --candidates K",
         no_step="" if ivp.stable_step is not None else "; the IVP names none",
         hardware=table.hardware_id, json_name=f"{name}.json", guard=f"{name.upper()}_H",
         table="\n".join(f" *   {line}" for line in table_lines(table))), name)

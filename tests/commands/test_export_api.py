@@ -168,3 +168,96 @@ def test_the_documented_program_builds_and_integrates_its_ivp(tmp_path):
     assert norm == pytest.approx(float(want @ want), rel=1e-12)
     refused = subprocess.run(["./main", "5"], cwd=tmp_path, capture_output=True, text=True)
     assert refused.returncode == 2 and "does not take n = 5" in refused.stderr
+
+
+ADAPTIVE = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include "wave.h"
+/* main N STEPS ADAPT: what the context ran after STEPS steps, then the state */
+int main(int argc, char **argv) {
+    long n = atol(argv[1]);
+    int steps = atoi(argv[2]);
+    double h = wave_stable_step(n);
+    wave_ctx *c = wave_create_options(n, 1, atoi(argv[3]) ? WAVE_ADAPT : 0);
+    if (!c) return 1;
+    wave_initial_values(c);
+    for (int k = 0; k < steps; ++k) wave_step(c, k * h, h);
+    printf("%s %d %d\n", wave_chosen_variant(c), wave_chosen_candidates(c), wave_chosen_adapting(c));
+    for (long j = 0; j < n; ++j) printf("%.17g\n", wave_state(c)[j]);
+    wave_destroy(c);
+    return 0;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def adaptive(tmp_path_factory):
+    """Wave1D's tuned library with three candidates per measured range, and a program on it."""
+    root = tmp_path_factory.mktemp("adaptive")
+    assert main(["export", SCENARIO, "--tuned", "--method", METHOD, "--ivp", "Wave1D", "--db",
+                 str(GROUND_TRUTH), "-o", str(root / "wave"), "--name", "wave",
+                 "--candidates", "3"]) == 0
+    subprocess.run(["make", "-s", "-C", str(root / "wave")], check=True, capture_output=True)
+    (root / "main.c").write_text(ADAPTIVE)
+    subprocess.run(["gcc", "-O2", "-fopenmp", "-I", str(root / "wave"), str(root / "main.c"),
+                    str(root / "wave" / "libwave.a"), "-lm", "-o", str(root / "main")],
+                   check=True)
+    return root
+
+
+def _adaptive_run(root, steps: int, adapt: int, **env):
+    done = subprocess.run([str(root / "main"), "600", str(steps), str(adapt)], capture_output=True,
+                          text=True, check=True, env={**os.environ, **env})
+    lines = done.stdout.splitlines()
+    variant, candidates, adapting = lines[0].split()
+    return variant, int(candidates), int(adapting), np.array([float(x) for x in lines[1:]]), done
+
+
+@pytest.mark.parametrize("steps", [10, 60])
+def test_an_adaptive_library_times_its_candidates_on_the_one_state(adaptive, steps, tmp_path):
+    table = json.loads((adaptive / "wave" / "wave.json").read_text())
+    rule = next(r for r in table["rules"] if r["threads"] == 1 and r["n_low"] <= 600
+                and (r["n_high"] is None or 600 < r["n_high"]))
+    options = [c["variant"] for c in rule["candidates"]]
+    assert len(options) == 3 and options[0] == rule["variant"]
+    report = tmp_path / "report.jsonl"
+    variant, candidates, adapting, y, _ = _adaptive_run(adaptive, steps, 1,
+                                                        HYBRIDTUNE_REPORT=str(report))
+    # 3 candidates x 5 rounds x 3 steps a turn: settled after 45 steps
+    assert (candidates, adapting) == (3, int(steps < 45))
+    assert variant in options and (steps >= 45 or variant == options[0])
+    scenario = load(SCENARIO, "scenario")
+    method = next(m for m in scenario.methods if m.name == METHOD)
+    ivp = next(i for i in scenario.ivps if i.name == "Wave1D")
+    want = solve(method, ivp, 600, 0.0, steps * ivp.step_size(600), steps)
+    assert np.max(np.abs(y - want)) <= 1e-12 * np.max(np.abs(want))
+    lines = [json.loads(line) for line in report.read_text().splitlines()]
+    assert {line["variant"] for line in lines} <= set(options)
+    assert [line["kept"] for line in lines].count(True) == (steps >= 45)
+    turns_first = min(steps // 3 + 1, 15)          # a turn's first step is not counted
+    assert sum(line["steps"] for line in lines) == steps - turns_first
+    assert all(line["code_sha256"] != "" and line["median_s"] > 0 for line in lines)
+
+
+def test_adaptation_is_off_by_default_and_on_by_the_environment(adaptive):
+    assert _adaptive_run(adaptive, 5, 0)[1] == 1
+    assert _adaptive_run(adaptive, 5, 0, HYBRIDTUNE_ADAPT="1")[1] == 3
+
+
+def test_a_report_that_cannot_be_written_is_named_once_and_the_run_goes_on(adaptive, tmp_path):
+    *_, y, done = _adaptive_run(adaptive, 60, 1,
+                                HYBRIDTUNE_REPORT=str(tmp_path / "missing" / "r.jsonl"))
+    assert done.stderr.count("cannot append to HYBRIDTUNE_REPORT") == 1
+    assert np.all(np.isfinite(y))
+
+
+def test_candidates_out_of_range_or_without_tuned_are_refused(tmp_path, capsys):
+    base = ["export", SCENARIO, "--method", METHOD, "--ivp", "Wave1D", "-o", str(tmp_path / "x")]
+    for count in ("0", "9"):
+        assert main([*base, "--tuned", "--db", str(GROUND_TRUTH), "--candidates", count]) == 2
+        assert f"--candidates: expected a count from 1 to 8, got {count}" in capsys.readouterr().err
+    assert main([*base, "--variant", "F_RHS_LC_predictor_jil_RHS_LC_jli_RHS_Approx_Update_ij",
+                 "--candidates", "2"]) == 2
+    assert "--candidates goes with --tuned" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()

@@ -65,7 +65,8 @@ int main(int argc, char **argv) {
         free(displs);
     }
     if (rank == 0) {
-        printf("%s %d %d %ld %ld\n", tuned_mpi_chosen_variant(c), ranks, tuned_mpi_chosen_measured(c), lo, hi);
+        printf("%s %d %d %ld %ld %d\n", tuned_mpi_chosen_variant(c), ranks, tuned_mpi_chosen_measured(c), lo, hi,
+               tuned_mpi_chosen_candidates(c));
         for (long j = 0; j < n; ++j) printf("%.17g\n", y[j]);
     }
     tuned_mpi_destroy(c);
@@ -263,34 +264,37 @@ def test_tuned_export_builds_a_neighbour_exchange_with_a_fixed_halo_only(tmp_pat
             assert two == {firsts["F-mpi"]} and "halo grows with n" in printed
 
 
-def _mpi_run(command: list[str]) -> subprocess.CompletedProcess:
+def _mpi_run(command: list[str], **env) -> subprocess.CompletedProcess:
     return subprocess.run(command, capture_output=True, text=True, timeout=120,
-                          env=child_environment(os.environ))
+                          env={**child_environment(os.environ), **env})
 
 
 @pytest.mark.mpi
 @pytest.mark.slow
 def test_tuned_export_dispatches_on_ranks_and_two_ranks_match_one(tmp_path):
-    """F measured on one rank, F-mpi on one and two (`measure`); the library built by mpicc, run
-    without MPI and by mpiexec on 2 and 3 ranks at n = 577 (two uneven blocks)."""
+    """F measured on one rank, two F-mpi variants on one and two (`measure`); the library built by
+    mpicc with two candidates per range, run without MPI and by mpiexec on 2 and 3 ranks at
+    n = 577 (two uneven blocks), and adaptive on 2 ranks."""
     scenario_file, firsts = _mixed(tmp_path)
     scenario = load(scenario_file, "scenario")
     method, ivp, n = scenario.methods[0], scenario.ivps[0], 577
-    openmp, mpi = firsts["F"], firsts["F-mpi"]
+    openmp = firsts["F"]
+    mpis = [v.id for v in pool_for(scenario, method).values() if v.skeleton == "F-mpi"][:2]
     store = tmp_path / "s.h5"
     done = run([str(BIN / "hybridtune"), "measure", str(scenario_file), "--db", str(store),
                 "-n", "576", "--threads", "1", "--ranks", "1", "--ranks", "2", "--budget", "0.1",
-                "--variant", openmp, "--variant", mpi])
+                "--variant", openmp, *(arg for v in mpis for arg in ("--variant", v))])
     assert done.returncode == 0, done.stdout + done.stderr
 
     out = tmp_path / "tuned"
     assert main(["export", str(scenario_file), "--tuned", "--db", str(store), "-o", str(out),
-                 "--name", "tuned_mpi"]) == 0
+                 "--name", "tuned_mpi", "--candidates", "2"]) == 0
     table = json.loads((out / "tuned_mpi.json").read_text())
     assert table["mpi"] and {r["ranks"] for r in table["rules"]} == {1, 2}
     one, two = (next(r for r in table["rules"] if r["ranks"] == ranks and r["n_low"] <= n
                      and (r["n_high"] is None or n < r["n_high"])) for ranks in (1, 2))
-    assert (one["variant"], two["variant"]) == (openmp, mpi)     # one rank needs no MPI
+    assert one["variant"] == openmp and two["variant"] in mpis    # one rank needs no MPI
+    assert {c["variant"] for c in two["candidates"]} == set(mpis)
     assert two["layout"] == "2 rank(s) x 1 thread(s)"
     assert "block" in table["ht_state_by_ranks"]["more than 1"]
     assert "CC = mpicc" in (out / "Makefile").read_text()
@@ -310,7 +314,8 @@ def test_tuned_export_dispatches_on_ranks_and_two_ranks_match_one(tmp_path):
         done = _mpi_run(command)
         assert done.returncode == 0, done.stderr
         head, *values = done.stdout.split("\n")
-        variant, chosen_ranks, measured, lo, hi = head.split()
+        variant, chosen_ranks, measured, lo, hi, candidates = head.split()
+        assert candidates == "1"
         rule = one if ranks == 1 else two
         assert (variant, int(chosen_ranks), bool(int(measured))) == (
             rule["variant"], ranks, rule["measured"])
@@ -321,6 +326,16 @@ def test_tuned_export_dispatches_on_ranks_and_two_ranks_match_one(tmp_path):
     assert np.max(np.abs(states[1] - want)) <= 1e-10 * np.max(np.abs(want))
     three = _mpi_run(nested_mpi_command(3, args))                   # no 3-rank rule: NULL
     assert (three.returncode, three.stdout) == (0, "NULL\n"), three.stderr
+    # adaptive on two ranks: 2 candidates x 5 rounds x 3 steps, then rank 0's choice on both
+    steps = 40
+    done = _mpi_run(nested_mpi_command(2, [str(exe), str(n), str(steps), repr(h)]),
+                    HYBRIDTUNE_ADAPT="1")
+    assert done.returncode == 0, done.stderr
+    head, *values = done.stdout.split("\n")
+    assert head.split()[0] in mpis and head.split()[1] == "2" and head.split()[5] == "2"
+    want = solve(method, ivp, n, 0.0, steps * h, steps)
+    adapted = np.array([float(x) for x in values if x])
+    assert np.max(np.abs(adapted - want)) <= 1e-10 * np.max(np.abs(want))
 
 
 def test_tuned_export_bad_arguments(tmp_path, capsys):
