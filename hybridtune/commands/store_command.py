@@ -1,13 +1,15 @@
-"""`hybridtune store upgrade` and `store merge`: a store's schema steps and merges.
+"""`hybridtune store upgrade`, `store merge` and `store import`: schema steps, merges, production runs.
 
-Upgrade takes explicit schema steps; merge makes the stores of several jobs one.
+Upgrade takes explicit schema steps; merge makes the stores of several jobs one; import takes a
+tuned library's report lines in as measurements.
 """
 
 from __future__ import annotations
 
 import sys
 
-from hybridtune.commands.exit_codes import EXIT_OK
+from hybridtune.commands.exit_codes import EXIT_BAD_INPUT, EXIT_OK
+from hybridtune.pipeline.production_import import REFUSALS, ImportRequest, import_production
 from hybridtune.store import merge_stores, upgrade_store
 
 
@@ -24,10 +26,18 @@ def add_arguments(store) -> None:
     merge.add_argument("--passes", action="store_true",
                        help="the stores are passes of a campaign: keep each run's timing of the "
                        "same code (one first timing per pass) instead of the narrowest")
+    taken = store_sub.add_parser("import", help="take the lines a tuned library appended to "
+                                 "$HYBRIDTUNE_REPORT into a store as measurements (timing "
+                                 "production)")
+    taken.add_argument("files", nargs="+", metavar="FILE")
+    taken.add_argument("--db", required=True, metavar="STORE",
+                       help="the store the library was tuned from")
 
 
 def run(args) -> int:
     record = {"argv": sys.argv[1:]}
+    if args.store_command == "import":
+        return _imported(args)
     if args.store_command == "upgrade":
         summary = upgrade_store(args.old, args.output, record)
         rows = ", ".join(f"{count} {table}" for table, count in summary.rows.items() if count)
@@ -45,3 +55,15 @@ def run(args) -> int:
             print(f"  {table}: {counts.rows_in} rows in, {counts.rows_out} kept"
                   + (f" ({', '.join(dropped)})" if dropped else ""))
     return EXIT_OK
+
+
+def _imported(args) -> int:
+    """Exit 2 where a line was refused (the others are imported: a rerun adds nothing twice)."""
+    summary = import_production(ImportRequest(tuple(args.files), args.db))
+    print(f"{args.db}: {summary.written} production measurement(s) imported from "
+          f"{summary.lines} line(s) of {len(args.files)} file(s)"
+          + (f"; {summary.held} already in the store" if summary.held else ""))
+    for kind, (count, example) in summary.refused.items():
+        print(f"error: {count} line(s) refused, {REFUSALS[kind]}; the first: {example}",
+              file=sys.stderr)
+    return EXIT_BAD_INPUT if summary.refused else EXIT_OK

@@ -64,10 +64,17 @@ def hardware_identity(root: str = "/") -> dict:
     """CPU model, its flags and cache sizes (not the core count, so an emulated node matches a
     direct run on the same machine), with their digest as hardware_id."""
     first = _cpuinfo_first(Path(root))
-    flags = " ".join(sorted(first.get("flags", "").split()))
-    hardware = {"model": first.get("model name", "unknown"), "vendor": first.get("vendor_id", ""),
-                "flags_sha256": hashlib.sha256(flags.encode()).hexdigest()[:16],
-                "caches": _caches(Path(root))}
+    return identity_of(first.get("model name", "unknown"), first.get("vendor_id", ""),
+                       first.get("flags", ""), _caches(Path(root)))
+
+
+def identity_of(model: str, vendor: str, flags: str, caches: list) -> dict:
+    """hardware_identity from the facts themselves (a tuned library reports them from C):
+    caches as [level, type, size] in the order of cpu0's cache index names."""
+    ordered = " ".join(sorted(flags.split()))
+    hardware = {"model": model, "vendor": vendor,
+                "flags_sha256": hashlib.sha256(ordered.encode()).hexdigest()[:16],
+                "caches": [list(map(str, cache)) for cache in caches]}
     return {"hardware_id": digest(json.dumps(hardware, sort_keys=True)), "hardware": hardware}
 
 

@@ -6,8 +6,11 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from hybridtune.errors import RequestError
-from hybridtune.learn.table import KEY, best_measurements, joined_rows
+from hybridtune.learn import timing
+from hybridtune.learn.table import KEY, best_measurements, joined_rows, with_ranks
 from hybridtune.pipeline.atomic_files import replace_folder
 from hybridtune.pipeline.scaling_documents import read_scaling
 from hybridtune.pipeline.store_frames import machine_file_names, read_frames
@@ -142,6 +145,27 @@ def _hardware_note(best, measurements) -> list:
     return []
 
 
+def production_runs(measurements) -> list[dict]:
+    """Each production measurement (store import) beside the tuning's first timing of the same
+    variant and configuration on the same hardware (the geometric mean of its passes; None where
+    tuning never timed it)."""
+    if measurements.empty:
+        return []
+    ok = with_ranks(measurements[measurements["status"] == "ok"])
+    key = ["id", "method", "ivp", "n", "ranks", "threads", "hardware_id"]
+    firsts = ok[ok["timing"] == timing.FIRST].groupby(key)["median_s"].apply(
+        lambda s: float(np.exp(np.log(s.astype(float)).mean())))
+    out = []
+    for row in ok[ok["timing"] == timing.PRODUCTION].to_dict("records"):
+        tuned = firsts.get(tuple(row[k] for k in key))
+        out.append({"variant": row["id"], "method": row["method"], "ivp": row["ivp"],
+                    "n": int(row["n"]), "ranks": int(row["ranks"]),
+                    "threads": int(row["threads"]), "median_s": float(row["median_s"]),
+                    "steps": int(row["repetitions"]), "node": row["node"], "tuned_s": tuned,
+                    "ratio": None if tuned is None else float(row["median_s"]) / tuned})
+    return out
+
+
 def build(frames: dict, store: str = "", scaling_only: bool = False) -> dict:
     """Everything the page shows: evaluation (or why not), drawn plots and missing ones, notes."""
     measurements, predictions = frames["measurements"], frames["variant_predictions"]
@@ -165,6 +189,7 @@ def build(frames: dict, store: str = "", scaling_only: bool = False) -> dict:
     return {"evaluation": part.evaluation, "why": part.why, "plots": part.drawn,
             "missing": part.missing, "regimes": regimes, "notes": part.notes,
             "hardware": _hardware(measurements) if len(measurements) else [],
+            "production": production_runs(measurements),
             "counts": ([] if measurements.empty else
                        measurements.groupby(["status", "timing"]).size().reset_index(
                            name="count").to_dict("records"))}
@@ -208,6 +233,6 @@ def write_store_report(db: str, output: str, scaling: list[str]) -> Report:
     runs = frames["runs"][["command", "host", "started_at"]].to_dict("records")
     text = page(db, runs, content["hardware"], content["counts"], content["evaluation"],
                 content["why"], content["plots"], content["missing"], content["notes"],
-                _named(content["regimes"], frames["runs"]))
+                _named(content["regimes"], frames["runs"]), content["production"])
     write_report(folder, {PAGE: text}, content["plots"])
     return Report(folder / PAGE, content["plots"], content["missing"])

@@ -33,7 +33,7 @@ OBJECTS = {objects}
 all: lib{name}.so lib{name}.a
 
 %.o: %.c {name}.h
-\t$(CC) $(CFLAGS) -fPIC -c -o $@ $<
+\t$(CC) $(CFLAGS) -DHT_CFLAGS='"$(CFLAGS)"' -fPIC -c -o $@ $<
 
 lib{name}.so: $(OBJECTS)
 \t$(CC) $(CFLAGS) -shared -o $@ $(OBJECTS) -lm

@@ -144,13 +144,14 @@ def still_valid(row: dict, options: MeasureOptions, retry_failed: bool) -> bool:
 
 
 def stored_rows(store, retimed: bool = False) -> dict:
-    """resume key -> the latest stored first timing with that key (retimed: re-timing), in the
-    store's order of those rows (oldest first: the order of appending, kept in time order by
+    """resume key -> the latest stored first timing with that key (retimed: re-timing; never a
+    production run's, which tune does not resume from), in the store's order of those rows (oldest first: the order of appending, kept in time order by
     merges)."""
     frame = store.frame("measurements")
     rows: dict = {}
     for row in ([] if frame.empty else frame.to_dict("records")):
-        if row.get("code_sha256") and (row.get("timing") == timing.RETIMED) == retimed:
+        if row.get("code_sha256") and row.get("timing") != timing.PRODUCTION \
+                and (row.get("timing") == timing.RETIMED) == retimed:
             key = row_key(row)
             rows.pop(key, None)
             rows[key] = row

@@ -146,14 +146,28 @@ def _regimes(regimes: dict) -> str:
                       "median predicted / measured"], rows))
 
 
+def _production(production: list) -> str:
+    rows = [[r["variant"], f"{r['method']} / {r['ivp']}", r["n"], f"{r['ranks']} x {r['threads']}",
+             r["steps"], _number(r["median_s"], ".4e"), _number(r["tuned_s"], ".4e"),
+             _number(r["ratio"], ".3f"), r["node"]] for r in production]
+    return ("<h2>Production runs</h2>\n<p>Timed by tuned libraries during their users' runs "
+            "(<code>store import</code>), beside the tuning's first timing of the same variant "
+            "and configuration; training, predictions and exports take each as one more pass of "
+            "its first timings.</p>\n"
+            + _table(["variant", "method / IVP", "n", "ranks x threads", "steps",
+                      "production s/step", "tuning s/step", "production / tuning", "node"], rows,
+                     numeric_from=2))
+
+
 def page(store: str, runs: list, hardware: list, counts: list, evaluation,
          evaluation_missing: str | None, plots: list, missing: list, notes: list,
-         regimes: dict | None = None) -> str:
+         regimes: dict | None = None, production: list | None = None) -> str:
     """The page text. runs: dicts with command, host, started_at; hardware: dicts with
     hardware_id, model, vendor, caches, measurements; counts: dicts with status, timing, count;
     evaluation: an Evaluation or None with evaluation_missing saying why; plots: Plot records
     (their files beside the page); missing: Missing records; notes: sentences; regimes: the
-    offline model's errors per size regime (machine_sha256, machine_file, regimes)."""
+    offline model's errors per size regime (machine_sha256, machine_file, regimes); production:
+    the production measurements (report_page.production_runs)."""
     parts = ["<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n",
              f"<title>hybridtune report: {escape(store)}</title>\n<style>{STYLE}</style>\n",
              "</head>\n<body>\n",
@@ -172,6 +186,8 @@ def page(store: str, runs: list, hardware: list, counts: list, evaluation,
                             numeric_from=2))
     if notes:
         parts.append("<ul>" + "".join(f"<li>{escape(n)}</li>" for n in notes) + "</ul>\n")
+    if production:
+        parts.append(_production(production))
     if evaluation is not None:
         parts.append(_evaluation(evaluation))
     else:

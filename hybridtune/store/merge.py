@@ -72,13 +72,17 @@ def _first_of(keys: Iterable[Hashable]) -> list[int]:
 
 
 RETIMED = "interleaved"         # a re-timing round's rows: compared only within their run
+PRODUCTION = "production"       # a production run's row (store import): each kept, by its row id
 
 
 def measurement_key(columns: Mapping[str, list], row: int, passes: bool = False) -> tuple:
     """The key under which measurements are the same: MEASUREMENT_KEY, or where the row lacks
     provenance (from an upgraded store) LEGACY_MEASUREMENT_KEY; with passes, the run too. An
     interleaved re-timing keeps its run in the key always, so a round stays whole (its rows
-    met one machine load together) and is never spliced with another run's."""
+    met one machine load together) and is never spliced with another run's; a production run's
+    row is its own key (its row id, made from its content: the same line imported twice is one)."""
+    if columns["timing"][row] == PRODUCTION:
+        return ("production", columns["row_id"][row])
     retimed = columns["timing"][row] == RETIMED
     run = (columns["run_id"][row],) if passes or retimed else ()
     if all(columns[name][row] != "" for name in PROVENANCE):
