@@ -71,6 +71,7 @@ struct ht_ctx {
     int turn, in_turn, round, order[HT_OPTIONS];
     int variant[HT_OPTIONS], threads[HT_OPTIONS];
     void *inner[HT_OPTIONS];
+    double *own[HT_OPTIONS];      /* a candidate's own state buffer while it steps the shared one */
     unsigned long long random;
     ht_times times[HT_OPTIONS];
 };
@@ -95,17 +96,18 @@ static void ht_shuffle(ht_ctx *ctx)
 }
 
 /* the candidate of least median step time (rank 0's choice on every rank) keeps the shared
- * state; the others are destroyed */
+ * state; the others are destroyed, each with its own state buffer */
 static void ht_settle(ht_ctx *ctx)
 {
-    int best = 0;
+    int best = 0, old = ctx->owner;
     for (int k = 1; k < ctx->count; ++k)
         if (ht_summarise(&ctx->times[k]).median < ht_summarise(&ctx->times[best]).median)
             best = k;
-{broadcast}    if (best != ctx->owner) ht_v_release_state(ctx->variant[ctx->owner], ctx->inner[ctx->owner]);
+{broadcast}    if (best != old)     /* the old owner takes the buffer best never used, and frees it */
+        ht_v_swap_state(ctx->variant[old], ctx->inner[old], ctx->own[best]);
     for (int k = 0; k < ctx->count; ++k) {
         if (k == best) continue;
-        if (k != ctx->owner) ht_v_release_state(ctx->variant[k], ctx->inner[k]);
+        if (k != old) ht_v_swap_state(ctx->variant[k], ctx->inner[k], ctx->own[k]);
         int outer = ht_enter(ctx->threads[k]);
         ht_v_destroy(ctx->variant[k], ctx->inner[k]);
         omp_set_num_threads(outer);
@@ -136,26 +138,39 @@ CREATE = """ht_ctx *ht_create_options(long n, int threads, int options)
     ht_ctx *ctx = calloc(1, sizeof *ctx);
     if (!ctx) return NULL;
     const char *adapt = getenv("HYBRIDTUNE_ADAPT"), *report = getenv("HYBRIDTUNE_REPORT");
+    const char *only = getenv("HYBRIDTUNE_VARIANT");
     int adapting = (options & HT_ADAPT) || (adapt && strcmp(adapt, "1") == 0);
+    int picks[HT_OPTIONS], wanted = adapting ? rule->count : 1;
+    for (int k = 0; k < wanted; ++k) picks[k] = k;
+    if (only && *only) {         /* one candidate of the rule, named: it alone runs */
+        wanted = 0;
+        for (int k = 0; k < rule->count && !wanted; ++k)
+            if (strcmp(ht_variant_ids[rule->option[k]], only) == 0) picks[wanted++] = k;
+        if (!wanted) {
+            free(ctx);
+            return NULL;
+        }
+    }
     ctx->n = n;
     ctx->ranks = ranks;
     ctx->rank = rank;
     ctx->measured = rule->measured;
     ctx->reporting = report && *report;
     ctx->random = 0x9e3779b97f4a7c15ULL;
-    for (int k = 0; k < (adapting ? rule->count : 1); ++k) {
-        ctx->variant[k] = rule->option[k];
-        ctx->threads[k] = rule->option_threads[k] < threads ? rule->option_threads[k] : threads;
+    for (int k = 0; k < wanted; ++k) {
+        ctx->variant[k] = rule->option[picks[k]];
+        ctx->threads[k] = rule->option_threads[picks[k]] < threads ? rule->option_threads[picks[k]]
+                                                                    : threads;
         int outer = ht_enter(ctx->threads[k]);
         ctx->inner[k] = ht_v_create(ctx->variant[k], n);
         omp_set_num_threads(outer);
         if (!ctx->inner[k]) break;
         if (k > 0)     /* every candidate steps the one state: none repeats or wastes a step */
-            ht_v_adopt_state(ctx->variant[k], ctx->inner[k],
-                             ht_v_state(ctx->variant[0], ctx->inner[0]));
+            ctx->own[k] = ht_v_swap_state(ctx->variant[k], ctx->inner[k],
+                                          ht_v_state(ctx->variant[0], ctx->inner[0]));
         ctx->count = k + 1;
     }
-    if (ctx->count < (adapting ? rule->count : 1)) {
+    if (ctx->count < wanted) {
         ctx->kept = -1;
         ht_destroy(ctx);
         return NULL;
@@ -180,7 +195,7 @@ void ht_destroy(ht_ctx *ctx)
             ht_report(&about, &ctx->times[k]);
         }
         if (!ctx->inner[k]) continue;
-        if (k != ctx->owner) ht_v_release_state(ctx->variant[k], ctx->inner[k]);
+        if (k != ctx->owner) ht_v_swap_state(ctx->variant[k], ctx->inner[k], ctx->own[k]);
         int outer = ht_enter(ctx->threads[k]);
         ht_v_destroy(ctx->variant[k], ctx->inner[k]);
         omp_set_num_threads(outer);
@@ -236,7 +251,7 @@ BROADCAST = """    if (ctx->ranks > 1) MPI_Bcast(&best, 1, MPI_INT, 0, MPI_COMM_
 CALLS = (("create", "void *", "long n", "n"), ("destroy", "void", "", ""),
          ("state", "double *", "", ""), ("initial_values", "void", "", ""),
          ("step", "void", "double t, double h", "t, h"),
-         ("release_state", "double *", "", ""), ("adopt_state", "void", "double *y", "y"))
+         ("swap_state", "double *", "double *y", "y"))
 
 
 def dispatcher(table: DispatchTable, name: str, generated: list, ivp) -> str:

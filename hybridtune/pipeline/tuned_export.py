@@ -19,11 +19,11 @@ from hybridtune.store import Store
 
 # what the dispatcher asks of a variant beyond its API, so that an adaptive library's candidates
 # step one state (appended to the variant's generated C, whose hash the store keys stays as it is)
-STATE_SHARING = ("ht_release_state", "ht_adopt_state")
+STATE_SHARING = ("ht_swap_state",)
 SHARED_STATE = """
-/* The dispatcher's: hand the state over (this context no longer frees it), or take another's. */
-double *ht_release_state(ht_ctx *ctx) { double *y = ctx->y; ctx->y = NULL; return y; }
-void ht_adopt_state(ht_ctx *ctx, double *y) { free(ctx->y); ctx->y = y; }
+/* The dispatcher's: step the state y from now on; the buffer held until now is returned (kept,
+ * not freed: freeing would move where later buffers are placed, and with it their speed). */
+double *ht_swap_state(ht_ctx *ctx, double *y) { double *held = ctx->y; ctx->y = y; return held; }
 """
 HALO_PROBES = (10 ** 3, 10 ** 4, 10 ** 5, 10 ** 6)   # sizes a neighbour exchange's halo is seen at
 
@@ -83,6 +83,7 @@ HEADER = """/* {name}.h: the tuned PIRK solver for {method} on {ivp}, {count} va
  * rest and the others are freed. Reporting (HYBRIDTUNE_REPORT=FILE): every step is timed and
  * ht_destroy appends one line per variant timed to FILE (rank 0; see docs/tuned-solver.md in
  * hybridtune); a file that cannot be written is named once on stderr and the run goes on.
+ * HYBRIDTUNE_VARIANT=ID: a context runs that candidate of its rule alone (NULL where it is none).
 {link}
  *
  * Dispatch table (n_low <= n < n_high; {json_name} has it as JSON); hardware {hardware}:
@@ -92,7 +93,8 @@ HEADER = """/* {name}.h: the tuned PIRK solver for {method} on {ivp}, {count} va
 
 typedef struct ht_ctx ht_ctx;
 /* NULL where {ivp} does not take n (ht_valid_n), where the rules have no variant for this
- * process's rank count{mpi_null}, or where allocation fails */
+ * process's rank count{mpi_null}, where HYBRIDTUNE_VARIANT names no candidate of the rule, or
+ * where allocation fails */
 ht_ctx *ht_create(long n);
 ht_ctx *ht_create_threads(long n, int threads);  /* as ht_create; NULL also for threads < 1 */
 #define HT_ADAPT 1                               /* an option: time the rule's candidates first */

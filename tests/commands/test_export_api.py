@@ -261,3 +261,15 @@ def test_candidates_out_of_range_or_without_tuned_are_refused(tmp_path, capsys):
                  "--candidates", "2"]) == 2
     assert "--candidates goes with --tuned" in capsys.readouterr().err
     assert not (tmp_path / "x").exists()
+
+
+def test_one_candidate_named_in_the_environment_runs_alone(adaptive):
+    table = json.loads((adaptive / "wave" / "wave.json").read_text())
+    rule = next(r for r in table["rules"] if r["threads"] == 1 and r["n_low"] <= 600
+                and (r["n_high"] is None or 600 < r["n_high"]))
+    second = rule["candidates"][1]["variant"]
+    variant, candidates, adapting, *_ = _adaptive_run(adaptive, 5, 1, HYBRIDTUNE_VARIANT=second)
+    assert (variant, candidates, adapting) == (second, 1, 0)
+    refused = subprocess.run([str(adaptive / "main"), "600", "5", "0"], capture_output=True,
+                             env={**os.environ, "HYBRIDTUNE_VARIANT": "no_such_variant"})
+    assert refused.returncode == 1          # the program's answer to a NULL context
