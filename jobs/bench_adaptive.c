@@ -1,8 +1,10 @@
 /* The adaptive tuned library against itself, for jobs/bench_adaptive.py. Built per library:
  *   gcc -O2 -fopenmp -DLIB=NAME -DLIB_HEADER='"NAME.h"' -I DIR bench_adaptive.c DIR/libNAME.a -lm
- * run N STEPS T MODE: STEPS steps at n = N on T threads, the whole run timed; MODE adaptive (the
- *   rule's candidates timed first) or fixed (with HYBRIDTUNE_VARIANT set: that candidate alone).
- *   Prints: seconds, the variant that ran last, candidates.
+ * compare N STEPS T CHUNK ID...: an adaptive context and one fixed context per candidate named
+ *   (HYBRIDTUNE_VARIANT), all made at the start and stepped through the same STEPS steps at
+ *   n = N on T threads in turns of CHUNK steps, who goes first alternating; once the adaptive one
+ *   has settled only the fixed context of the variant it kept goes on. Prints: the adaptive
+ *   context's seconds, the kept variant's fixed context's seconds, the kept variant, candidates.
  * retime N T ROUNDS STEPS ID...: the candidates named, each in a context of its own (with
  *   HYBRIDTUNE_VARIANT), timed in ROUNDS interleaved rounds of a fresh random order, STEPS steps
  *   a turn of which the first is not counted. Prints per candidate: ID and its per-step median of
@@ -32,18 +34,47 @@ static double median(double *v, int count)
 
 int main(int argc, char **argv)
 {
-    if (argc >= 6 && strcmp(argv[1], "run") == 0) {
+    if (argc >= 7 && strcmp(argv[1], "compare") == 0) {
         long n = atol(argv[2]);
-        int steps = atoi(argv[3]), threads = atoi(argv[4]);
-        double h = API(stable_step)(n);
-        ctx_t *c = API(create_options)(n, threads, strcmp(argv[5], "adaptive") == 0 ? 1 : 0);
-        if (!c) return 1;
-        API(initial_values)(c);
-        double start = omp_get_wtime();
-        for (int k = 0; k < steps; ++k) API(step)(c, k * h, h);
-        double seconds = omp_get_wtime() - start;
-        printf("%.9f %s %d\n", seconds, API(chosen_variant)(c), API(chosen_candidates)(c));
-        API(destroy)(c);
+        int steps = atoi(argv[3]), threads = atoi(argv[4]), chunk = atoi(argv[5]);
+        int count = argc - 6;
+        double h = API(stable_step)(n), adaptive = 0.0, *fixed = calloc((size_t)count, sizeof *fixed);
+        ctx_t *a = API(create_options)(n, threads, 1), **f = calloc((size_t)count, sizeof *f);
+        if (!a || !fixed || !f) return 1;
+        for (int k = 0; k < count; ++k) {        /* every candidate fixed, made beside it */
+            setenv("HYBRIDTUNE_VARIANT", argv[6 + k], 1);
+            if (!(f[k] = API(create_options)(n, threads, 0))) return 1;
+            API(initial_values)(f[k]);
+        }
+        unsetenv("HYBRIDTUNE_VARIANT");
+        API(initial_values)(a);
+        int kept = -1;
+        for (int done = 0, turn = 0; done < steps; done += chunk, ++turn) {
+            int last = done + chunk < steps ? done + chunk : steps;
+            for (int side = 0; side < 2; ++side) {     /* who goes first alternates by turn */
+                int adaptive_now = (side == 0) == (turn % 2 == 0);
+                for (int k = 0; k < count; ++k) {
+                    if (adaptive_now ? k > 0 : (kept >= 0 && k != kept)) continue;
+                    double start = omp_get_wtime();
+                    for (int s = done; s < last; ++s)
+                        API(step)(adaptive_now ? a : f[k], s * h, h);
+                    double took = omp_get_wtime() - start;
+                    if (adaptive_now) adaptive += took;
+                    else fixed[k] += took;
+                }
+            }
+            if (kept < 0 && !API(chosen_adapting)(a)) {
+                for (int k = 0; k < count; ++k)
+                    if (strcmp(argv[6 + k], API(chosen_variant)(a)) == 0) kept = k;
+                for (int k = 0; k < count; ++k)
+                    if (k != kept) { API(destroy)(f[k]); f[k] = NULL; }
+            }
+        }
+        if (kept < 0) return 1;
+        printf("%.9f %.9f %s %d\n", adaptive, fixed[kept], API(chosen_variant)(a),
+               API(chosen_candidates)(a));
+        API(destroy)(a);
+        API(destroy)(f[kept]);
         return 0;
     }
     if (argc >= 7 && strcmp(argv[1], "retime") == 0) {
@@ -87,7 +118,7 @@ int main(int argc, char **argv)
         }
         return 0;
     }
-    fprintf(stderr, "usage: %s run N STEPS T adaptive|fixed | retime N T ROUNDS STEPS ID...\n",
+    fprintf(stderr, "usage: %s compare N STEPS T CHUNK ID... | retime N T ROUNDS STEPS ID...\n",
             argv[0]);
     return 2;
 }

@@ -1,4 +1,4 @@
-"""The adaptive tuned library on a store's configurations: the variant it keeps against a separate interleaved re-timing of its candidates, and its overhead against the same library fixed to that variant in alternated whole runs. Writes data/bench/adaptive.json."""
+"""The adaptive tuned library on a store's configurations: the variant it keeps against a separate interleaved re-timing of its candidates, and its overhead against the same library fixed to that variant, stepped beside it through the same steps in turns. Writes data/bench/adaptive.json."""
 
 from __future__ import annotations
 
@@ -42,12 +42,14 @@ def pinned(threads: int, **extra) -> dict:
             "OMP_PROC_BIND": "close", **extra}
 
 
-def whole_run(program: Path, n: int, steps: int, threads: int, mode: str, **extra) -> tuple:
-    """(seconds, the variant that ran, candidates) of one run in a process of its own."""
-    done = subprocess.run([str(program), "run", str(n), str(steps), str(threads), mode],
-                          capture_output=True, text=True, check=True, env=pinned(threads, **extra))
-    seconds, variant, candidates = done.stdout.split()
-    return float(seconds), variant, int(candidates)
+def compared(program: Path, n: int, steps: int, threads: int, chunk: int, ids: list,
+             report: Path) -> tuple:
+    """(adaptive seconds, the kept variant's fixed seconds, kept variant, candidates)."""
+    done = subprocess.run([str(program), "compare", str(n), str(steps), str(threads), str(chunk),
+                           *ids], capture_output=True, text=True, check=True,
+                          env=pinned(threads, HYBRIDTUNE_REPORT=str(report)))
+    adaptive, fixed, variant, candidates = done.stdout.split()
+    return float(adaptive), float(fixed), variant, int(candidates)
 
 
 def retimed(program: Path, n: int, threads: int, rounds: int, turn: int, ids: list) -> dict:
@@ -67,26 +69,14 @@ def configuration(program: Path, table: dict, n: int, threads: int, args, work: 
     if len(ids) < 2:
         return {**out, "skipped": "the range holds one candidate (not measured)"}
     pairs, kept_ids, accounted = [], [], []
-    for pair in range(args.pairs):        # adaptive first in even pairs, fixed first in odd ones
+    for pair in range(args.pairs):
         report = work / f"report-{table['ivp']}-{threads}-{pair}.jsonl"
-
-        def adaptive():
-            return whole_run(program, n, args.steps, threads, "adaptive",
-                             HYBRIDTUNE_REPORT=str(report))
-
-        def fixed(variant):
-            return whole_run(program, n, args.steps, threads, "fixed", HYBRIDTUNE_VARIANT=variant)
-
-        if pair % 2 == 0:
-            ran = adaptive()
-            alone = fixed(ran[1])
-        else:
-            alone = fixed(kept_ids[-1])
-            ran = adaptive()
-        kept_ids.append(ran[1])
-        if alone[1] == ran[1]:           # against the same variant fixed
-            pairs.append(ran[0] / alone[0] - 1)
-        lines = [json.loads(line) for line in report.read_text().splitlines()]
+        adaptive, fixed, variant, _ = compared(program, n, args.steps, threads, args.chunk, ids,
+                                               report)
+        kept_ids.append(variant)
+        pairs.append(adaptive / fixed - 1)
+        lines = [json.loads(line) for line in report.read_text().splitlines()
+                 if json.loads(line)["candidates"] > 1]          # the adaptive context's
         accounted.append(accounted_overhead(lines, args.steps))
     rounds = retimed(program, n, threads, args.rounds, args.turn, ids)
     kept = max(set(kept_ids), key=kept_ids.count)
@@ -106,8 +96,10 @@ def main() -> None:
     parser.add_argument("--threads", type=int, action="append")
     parser.add_argument("--steps", type=int, default=2000)
     parser.add_argument("--candidates", type=int, default=3)
-    parser.add_argument("--pairs", type=int, default=3, help="adaptive and fixed whole runs, "
-                        "each in a process of its own, alternated (default 3 of each)")
+    parser.add_argument("--pairs", type=int, default=2,
+                        help="comparisons, each in a process of its own (default 2)")
+    parser.add_argument("--chunk", type=int, default=50,
+                        help="steps a turn of the comparison (default 50)")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--turn", type=int, default=20, help="steps a turn of the re-timing")
     args = parser.parse_args()
