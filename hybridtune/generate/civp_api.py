@@ -10,38 +10,35 @@ from hybridtune.generate.ckernel import ivp_declarations, ivp_names
 _POWERS = {2: ("sqrt", "square"), 3: ("cbrt", "cube")}
 
 
-def valid_sizes(ivp: IVP) -> str:
-    """The sizes the IVP takes, in words: "n >= 9, a multiple of 3"."""
-    rule = ivp.sizes
-    words = [f"n >= {rule.minimum}"]
+def _checks(rule) -> list[tuple[str, list[str]]]:
+    """Each condition of a sizes rule: in words, and as C lines that return 0 where n fails it."""
+    checks = [(f"n >= {rule.minimum}", [f"    if (n < {rule.minimum}L) return 0;"])]
     if rule.maximum is not None:
-        words.append(f"n <= {rule.maximum}")
+        checks.append((f"n <= {rule.maximum}", [f"    if (n > {rule.maximum}L) return 0;"]))
     if rule.multiple_of > 1:
-        words.append(f"a multiple of {rule.multiple_of}")
+        checks.append((f"a multiple of {rule.multiple_of}",
+                       [f"    if (n % {rule.multiple_of}L) return 0;"]))
     if rule.root:
         name, degree = rule.root
         times = f"{rule.fields} times " if rule.fields > 1 else ""
         factor = f"{rule.fields} " if rule.fields > 1 else ""
-        words.append(f"{times}a perfect {_POWERS[degree][1]} (n = {factor}{name}^{degree})")
-    return ", ".join(words)
+        power = " * ".join(["root"] * degree)
+        checks.append((f"{times}a perfect {_POWERS[degree][1]} (n = {factor}{name}^{degree})", [
+            f"    if (n % {rule.fields}L) return 0;",
+            f"    long root = (long)({_POWERS[degree][0]}((double)(n / {rule.fields}L)) + 0.5);",
+            f"    if ({power} * {rule.fields}L != n) return 0;"]))
+    return checks
+
+
+def valid_sizes(ivp: IVP) -> str:
+    """The sizes the IVP takes, in words: "n >= 9, a multiple of 3"."""
+    return ", ".join(words for words, _ in _checks(ivp.sizes))
 
 
 def ivp_functions(ivp: IVP, name: str) -> str:
     """C of NAME_valid_n(n) (1 where the IVP takes n) and NAME_stable_step(n) (the IVP's stable
     step h at n; 0 where n is not valid or the IVP names none). Needs <math.h>."""
-    rule = ivp.sizes
-    checks = [f"    if (n < {rule.minimum}L) return 0;"]
-    if rule.maximum is not None:
-        checks.append(f"    if (n > {rule.maximum}L) return 0;")
-    if rule.multiple_of > 1:
-        checks.append(f"    if (n % {rule.multiple_of}L) return 0;")
-    if rule.root:
-        degree = rule.root[1]
-        power = " * ".join(["root"] * degree)
-        checks += [f"    if (n % {rule.fields}L) return 0;",
-                   f"    long root = (long)({_POWERS[degree][0]}((double)(n / {rule.fields}L)) "
-                   "+ 0.5);",
-                   f"    if ({power} * {rule.fields}L != n) return 0;"]
+    checks = [line for _, lines in _checks(ivp.sizes) for line in lines]
     out = [f"/* 1 where {ivp.name} takes n ({valid_sizes(ivp)}), else 0 */",
            f"int {name}_valid_n(long n)", "{", *checks, "    return 1;", "}", "",
            f"/* {ivp.name}'s stable step h at n; 0 where n is not valid"

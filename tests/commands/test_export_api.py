@@ -15,11 +15,8 @@ from hybridtune.describe.loader import load
 from hybridtune.errors import RequestError
 from hybridtune.reference.pirk import solve
 from hybridtune.solver import Solver, TunedSolver
+from export_support import GROUND_TRUTH, METHOD, SCENARIO, exported, linked
 
-FOLDER = PROJECT_ROOT / "tests" / "data" / "methods"
-SCENARIO = str(FOLDER / "two-methods.scenario.yaml")
-GROUND_TRUTH = FOLDER / "fixture.h5"      # every variant of the scenario measured on one host
-METHOD = "radauIIA7"
 PROGRAM = r"""
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,9 +55,7 @@ def libraries(tmp_path_factory):
     """Tuned libraries of InverterChain (chain) and Wave1D (wave), built by their Makefiles."""
     root = tmp_path_factory.mktemp("two")
     for name, ivp in (("chain", "InverterChain"), ("wave", "Wave1D")):
-        assert main(["export", SCENARIO, "--tuned", "--method", METHOD, "--ivp", ivp, "--db",
-                     str(GROUND_TRUTH), "-o", str(root / name), "--name", name]) == 0
-        subprocess.run(["make", "-s", "-C", str(root / name)], check=True, capture_output=True)
+        exported(root, ivp, name)
     return root
 
 
@@ -195,14 +190,7 @@ int main(int argc, char **argv) {
 def adaptive(tmp_path_factory):
     """Wave1D's tuned library with three candidates per measured range, and a program on it."""
     root = tmp_path_factory.mktemp("adaptive")
-    assert main(["export", SCENARIO, "--tuned", "--method", METHOD, "--ivp", "Wave1D", "--db",
-                 str(GROUND_TRUTH), "-o", str(root / "wave"), "--name", "wave",
-                 "--candidates", "3"]) == 0
-    subprocess.run(["make", "-s", "-C", str(root / "wave")], check=True, capture_output=True)
-    (root / "main.c").write_text(ADAPTIVE)
-    subprocess.run(["gcc", "-O2", "-fopenmp", "-I", str(root / "wave"), str(root / "main.c"),
-                    str(root / "wave" / "libwave.a"), "-lm", "-o", str(root / "main")],
-                   check=True)
+    linked(root, ADAPTIVE, exported(root, "Wave1D", "wave", "--candidates", "3"))
     return root
 
 

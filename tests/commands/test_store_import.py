@@ -10,16 +10,12 @@ import subprocess
 import pytest
 
 from hybridtune.commands.main import main
-from hybridtune.describe.library import PROJECT_ROOT
 from hybridtune.learn.table import best_measurements
 from hybridtune.measure.provenance import hardware_identity
 from hybridtune.pipeline.report_page import production_runs
 from hybridtune.store import Store, merge_stores
 from hybridtune.strategies.noise import pass_ratios
-
-FOLDER = PROJECT_ROOT / "tests" / "data" / "methods"
-SCENARIO = str(FOLDER / "two-methods.scenario.yaml")
-GROUND_TRUTH = FOLDER / "fixture.h5"      # every variant of the scenario measured on one host
+from export_support import GROUND_TRUTH, exported, linked
 PROGRAM = r"""
 #include <stdlib.h>
 #include "wave.h"
@@ -41,16 +37,9 @@ int main(int argc, char **argv) {
 def report(tmp_path_factory):
     """The lines a run of Wave1D's tuned library (two candidates, adaptive) wrote, n = 600."""
     root = tmp_path_factory.mktemp("report")
-    assert main(["export", SCENARIO, "--tuned", "--method", "radauIIA7", "--ivp", "Wave1D",
-                 "--db", str(GROUND_TRUTH), "-o", str(root / "wave"), "--name", "wave",
-                 "--candidates", "2"]) == 0
-    subprocess.run(["make", "-s", "-C", str(root / "wave")], check=True, capture_output=True)
-    (root / "main.c").write_text(PROGRAM)
-    subprocess.run(["gcc", "-O2", "-fopenmp", "-I", str(root / "wave"), str(root / "main.c"),
-                    str(root / "wave" / "libwave.a"), "-lm", "-o", str(root / "main")],
-                   check=True)
+    program = linked(root, PROGRAM, exported(root, "Wave1D", "wave", "--candidates", "2"))
     path = root / "report.jsonl"
-    subprocess.run([str(root / "main"), "600", "100"], check=True,
+    subprocess.run([str(program), "600", "100"], check=True,
                    env={**os.environ, "HYBRIDTUNE_REPORT": str(path)})
     return path
 
