@@ -1,7 +1,8 @@
 /* The adaptive tuned library against itself, for jobs/bench_adaptive.py. Built per library:
  *   gcc -O2 -fopenmp -DLIB=NAME -DLIB_HEADER='"NAME.h"' -I DIR bench_adaptive.c DIR/libNAME.a -lm
- * compare N STEPS T CHUNK ID...: an adaptive context and one fixed context per candidate named
- *   (HYBRIDTUNE_VARIANT), all made at the start and stepped through the same STEPS steps at
+ * compare N STEPS T CHUNK ORDER ID...: an adaptive context and one fixed context per candidate
+ *   named (HYBRIDTUNE_VARIANT), all made at the start (the adaptive one first where ORDER is
+ *   adaptive-first, else last: the contexts made first run slower here), and stepped through the same STEPS steps at
  *   n = N on T threads in turns of CHUNK steps, who goes first alternating; once the adaptive one
  *   has settled only the fixed context of the variant it kept goes on. Prints: the adaptive
  *   context's seconds, the kept variant's fixed context's seconds, the kept variant, candidates.
@@ -34,19 +35,23 @@ static double median(double *v, int count)
 
 int main(int argc, char **argv)
 {
-    if (argc >= 7 && strcmp(argv[1], "compare") == 0) {
+    if (argc >= 8 && strcmp(argv[1], "compare") == 0) {
         long n = atol(argv[2]);
         int steps = atoi(argv[3]), threads = atoi(argv[4]), chunk = atoi(argv[5]);
-        int count = argc - 6;
+        int adaptive_first = strcmp(argv[6], "adaptive-first") == 0, count = argc - 7;
+        argv += 1;                               /* the candidates from argv[6] on */
         double h = API(stable_step)(n), adaptive = 0.0, *fixed = calloc((size_t)count, sizeof *fixed);
-        ctx_t *a = API(create_options)(n, threads, 1), **f = calloc((size_t)count, sizeof *f);
-        if (!a || !fixed || !f) return 1;
+        ctx_t *a = adaptive_first ? API(create_options)(n, threads, 1) : NULL;
+        ctx_t **f = calloc((size_t)count, sizeof *f);
+        if (!fixed || !f) return 1;
         for (int k = 0; k < count; ++k) {        /* every candidate fixed, made beside it */
             setenv("HYBRIDTUNE_VARIANT", argv[6 + k], 1);
             if (!(f[k] = API(create_options)(n, threads, 0))) return 1;
             API(initial_values)(f[k]);
         }
         unsetenv("HYBRIDTUNE_VARIANT");
+        if (!a) a = API(create_options)(n, threads, 1);
+        if (!a) return 1;
         API(initial_values)(a);
         int kept = -1;
         for (int done = 0, turn = 0; done < steps; done += chunk, ++turn) {
@@ -118,7 +123,7 @@ int main(int argc, char **argv)
         }
         return 0;
     }
-    fprintf(stderr, "usage: %s compare N STEPS T CHUNK ID... | retime N T ROUNDS STEPS ID...\n",
+    fprintf(stderr, "usage: %s compare N STEPS T CHUNK adaptive-first|fixed-first ID... | retime N T ROUNDS STEPS ID...\n",
             argv[0]);
     return 2;
 }
