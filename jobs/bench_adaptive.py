@@ -76,8 +76,8 @@ def configuration(program: Path, table: dict, n: int, threads: int, args, work: 
                                                ids, report)
         kept_ids.append(variant)
         pairs.append(adaptive / fixed - 1)
-        lines = [json.loads(line) for line in report.read_text().splitlines()
-                 if json.loads(line)["candidates"] > 1]          # the adaptive context's
+        lines = [line for line in map(json.loads, report.read_text().splitlines())
+                 if line["candidates"] > 1]                      # the adaptive context's
         accounted.append(accounted_overhead(lines, args.steps))
     rounds = retimed(program, n, threads, args.rounds, args.turn, ids)
     kept = max(set(kept_ids), key=kept_ids.count)

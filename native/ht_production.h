@@ -93,7 +93,7 @@ static void ht_adds(ht_text *text, const char *part) { ht_add(text, part, strlen
 /* text as a JSON string the way Python's json.dumps writes it (ASCII, \uXXXX beyond) */
 static void ht_add_json(ht_text *out, const char *text)
 {
-    char code[16];
+    char code[32];
     ht_adds(out, "\"");
     for (const unsigned char *c = (const unsigned char *)text; *c;) {
         unsigned long point = *c++;
@@ -309,17 +309,19 @@ typedef struct {
 static void ht_report(const ht_report_about *about, const ht_times *times)
 {
     static int complained = 0;
+    static ht_text facts = {0};       /* the host's hardware: read once per process */
+    static char id[25] = "";
     const char *path = getenv("HYBRIDTUNE_REPORT");
     if (!path || !*path || times->count == 0) return;
     ht_summary sum = ht_summarise(times);
     if (sum.kept == 0) return;
-    char node[256] = "", number[512], id[25];
+    char node[256] = "", number[512];
     const char *slurm = getenv("SLURMD_NODENAME");
     if (slurm && *slurm) snprintf(node, sizeof node, "%s", slurm);
     else if (gethostname(node, sizeof node - 1) != 0) node[0] = '\0';
     node[sizeof node - 1] = '\0';
-    ht_text line = {0}, facts = {0};
-    ht_hardware(&facts, id);
+    ht_text line = {0};
+    if (!id[0] && !facts.s) ht_hardware(&facts, id);
     const char *texts[][2] = {{"library", about->library}, {"variant", about->variant},
                               {"method", about->method}, {"ivp", about->ivp},
                               {"hardware_id", id}, {"tuned_hardware_id", about->tuned_hardware_id},
@@ -340,7 +342,6 @@ static void ht_report(const ht_report_about *about, const ht_times *times)
     ht_adds(&line, number);
     ht_add(&line, facts.s ? facts.s : "{}", facts.s ? facts.length : 2);
     ht_adds(&line, "}\n");
-    free(facts.s);
     FILE *out = line.failed ? NULL : fopen(path, "a");
     int written = out && fwrite(line.s, 1, line.length, out) == line.length;
     if (out && fclose(out) != 0) written = 0;

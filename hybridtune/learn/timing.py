@@ -15,6 +15,8 @@ FIRST = "alone"                 # a variant timed on its own, in the strategy's 
 RETIMED = "interleaved"         # re-timed in turn with the close contenders of its configuration
 PRODUCTION = "production"       # timed by a tuned library during a user's run (store import):
                                 # combined with the first timings as one more pass
+NOT_TUNING_FIRST = (RETIMED, PRODUCTION)    # the rest (alone, or "" in an upgraded store) are
+                                            # tuning's own first timings
 CLOSE_WITHIN = 0.10             # a contender: first timing within this share of the best's
 RACE_MIN = 2                    # racers at least: the leader and its closest contender
 RETIME_MAX = 8                  # contenders re-timed per configuration

@@ -66,8 +66,9 @@ struct ht_ctx {
     long n;
     int ranks, rank, measured, reporting;
     int count;                    /* candidates created (1 without adaptation) */
-    int kept;                     /* the candidate that runs: -1 while adapting */
-    int owner;                    /* the candidate whose context owns the state the others share */
+    int adapting;                 /* 1 while the candidates take turns */
+    int owner;                    /* the candidate whose context owns the state the others share:
+                                   * the one that runs once the choice is made */
     int turn, in_turn, round, order[HT_OPTIONS];
     int variant[HT_OPTIONS], threads[HT_OPTIONS];
     void *inner[HT_OPTIONS];
@@ -100,9 +101,11 @@ static void ht_shuffle(ht_ctx *ctx)
 static void ht_settle(ht_ctx *ctx)
 {
     int best = 0, old = ctx->owner;
-    for (int k = 1; k < ctx->count; ++k)
-        if (ht_summarise(&ctx->times[k]).median < ht_summarise(&ctx->times[best]).median)
-            best = k;
+    double median[HT_OPTIONS];
+    for (int k = 0; k < ctx->count; ++k) {
+        median[k] = ht_summarise(&ctx->times[k]).median;
+        if (median[k] < median[best]) best = k;
+    }
 {broadcast}    if (best != old)     /* the old owner takes the buffer best never used, and frees it */
         ht_v_swap_state(ctx->variant[old], ctx->inner[old], ctx->own[best]);
     for (int k = 0; k < ctx->count; ++k) {
@@ -113,7 +116,8 @@ static void ht_settle(ht_ctx *ctx)
         omp_set_num_threads(outer);
         ctx->inner[k] = NULL;
     }
-    ctx->kept = ctx->owner = best;
+    ctx->owner = best;
+    ctx->adapting = 0;
 }
 
 static void ht_adapting(ht_ctx *ctx, int k, double seconds)
@@ -134,7 +138,7 @@ CREATE = """ht_ctx *ht_create_options(long n, int threads, int options)
     int rank, world = ht_world(&rank);
     int ranks = world > 0 ? world : 1;
     const ht_rule *rule = ht_rule_for(n, ranks, threads);
-    if (!rule || (ht_variant_mpi[rule->variant] && world == 0)) return NULL;
+    if (!rule || (ht_variant_mpi[rule->option[0]] && world == 0)) return NULL;
     ht_ctx *ctx = calloc(1, sizeof *ctx);
     if (!ctx) return NULL;
     const char *adapt = getenv("HYBRIDTUNE_ADAPT"), *report = getenv("HYBRIDTUNE_REPORT");
@@ -171,11 +175,10 @@ CREATE = """ht_ctx *ht_create_options(long n, int threads, int options)
         ctx->count = k + 1;
     }
     if (ctx->count < wanted) {
-        ctx->kept = -1;
         ht_destroy(ctx);
         return NULL;
     }
-    ctx->kept = ctx->count > 1 ? -1 : 0;
+    ctx->adapting = ctx->count > 1;
     ht_shuffle(ctx);
     return ctx;
 }
@@ -191,7 +194,8 @@ void ht_destroy(ht_ctx *ctx)
         if (ctx->rank == 0 && ctx->reporting) {
             ht_report_about about = {"{name}", ht_variant_ids[ctx->variant[k]], ht_method, ht_ivp,
                                      ht_hardware_id, ht_variant_sha256[ctx->variant[k]], ctx->n,
-                                     ctx->ranks, ctx->threads[k], k == ctx->kept, ctx->count};
+                                     ctx->ranks, ctx->threads[k],
+                                     !ctx->adapting && k == ctx->owner, ctx->count};
             ht_report(&about, &ctx->times[k]);
         }
         if (!ctx->inner[k]) continue;
@@ -216,26 +220,25 @@ void ht_initial_values(ht_ctx *ctx)
  * or reporting. */
 void ht_step(ht_ctx *ctx, double t, double h)
 {
-    int k = ctx->kept >= 0 ? ctx->kept : ctx->order[ctx->turn];
-    int timed = ctx->kept < 0 || ctx->reporting;
+    int k = ctx->adapting ? ctx->order[ctx->turn] : ctx->owner;
+    int timed = ctx->adapting || ctx->reporting;
     int outer = ht_enter(ctx->threads[k]);
     double start = timed ? omp_get_wtime() : 0.0;
     ht_v_step(ctx->variant[k], ctx->inner[k], t, h);
     double seconds = timed ? omp_get_wtime() - start : 0.0;
     omp_set_num_threads(outer);
-    if (ctx->kept < 0) ht_adapting(ctx, k, seconds);
+    if (ctx->adapting) ht_adapting(ctx, k, seconds);
     else if (ctx->reporting) ht_record(&ctx->times[k], seconds);
 }
 """
 
 CHOSEN = """const char *ht_variant_id(void) { return "tuned:{name}"; }
-static int ht_running(const ht_ctx *ctx) { return ctx->kept >= 0 ? ctx->kept : ctx->owner; }
-const char *ht_chosen_variant(const ht_ctx *ctx) { return ht_variant_ids[ctx->variant[ht_running(ctx)]]; }
-int ht_chosen_threads(const ht_ctx *ctx) { return ctx->threads[ht_running(ctx)]; }
+const char *ht_chosen_variant(const ht_ctx *ctx) { return ht_variant_ids[ctx->variant[ctx->owner]]; }
+int ht_chosen_threads(const ht_ctx *ctx) { return ctx->threads[ctx->owner]; }
 int ht_chosen_measured(const ht_ctx *ctx) { return ctx->measured; }
 int ht_chosen_ranks(const ht_ctx *ctx) { return ctx->ranks; }
 int ht_chosen_candidates(const ht_ctx *ctx) { return ctx->count; }
-int ht_chosen_adapting(const ht_ctx *ctx) { return ctx->kept < 0; }
+int ht_chosen_adapting(const ht_ctx *ctx) { return ctx->adapting; }
 
 /* The variants' block partition of components 0..n-1 over the ranks: this rank's [lo, hi). */
 void ht_chosen_block(const ht_ctx *ctx, long *lo, long *hi)
@@ -275,16 +278,16 @@ def dispatcher(table: DispatchTable, name: str, generated: list, ivp) -> str:
             + (args if call == "create" else f"struct {p}_ctx *ctx{', ' + args if args else ''}")
             + ");" for call, kind, args, _ in CALLS] + [""]
     out += [f"#define HT_OPTIONS {most}   /* candidates of a rule at most */",
-            "typedef struct { int ranks, threads; long n_low, n_high; int variant, run_threads, "
-            "measured, count; int option[HT_OPTIONS], option_threads[HT_OPTIONS]; } ht_rule;"
+            "typedef struct { int ranks, threads; long n_low, n_high; int measured, count; "
+            "int option[HT_OPTIONS], option_threads[HT_OPTIONS]; } ht_rule;"
             "   /* n_high 0: unbounded; option 0 is the choice */",
             "static const ht_rule ht_rules[] = {"]
     for rule in table.rules:
         options = [index[v] for v, _ in rule.options] + [0] * (most - len(rule.options))
         threads = [t for _, t in rule.options] + [0] * (most - len(rule.options))
         out.append(f"    {{{rule.ranks}, {rule.threads}, {rule.n_low}L, {rule.n_high or 0}L, "
-                   f"{index[rule.variant]}, {rule.run_threads}, {int(rule.measured)}, "
-                   f"{len(rule.options)}, {{{', '.join(map(str, options))}}}, "
+                   f"{int(rule.measured)}, {len(rule.options)}, "
+                   f"{{{', '.join(map(str, options))}}}, "
                    f"{{{', '.join(map(str, threads))}}}}},")
     out += ["};", f"static const int ht_rule_count = {len(table.rules)};",
             "static const char *const ht_variant_ids[] = {"]

@@ -153,7 +153,7 @@ def production_runs(measurements) -> list[dict]:
         return []
     ok = with_ranks(measurements[measurements["status"] == "ok"])
     key = ["id", "method", "ivp", "n", "ranks", "threads", "hardware_id"]
-    firsts = ok[ok["timing"] == timing.FIRST].groupby(key)["median_s"].apply(
+    firsts = ok[~ok["timing"].isin(timing.NOT_TUNING_FIRST)].groupby(key)["median_s"].apply(
         lambda s: float(np.exp(np.log(s.astype(float)).mean())))
     out = []
     for row in ok[ok["timing"] == timing.PRODUCTION].to_dict("records"):

@@ -145,8 +145,8 @@ def still_valid(row: dict, options: MeasureOptions, retry_failed: bool) -> bool:
 
 def stored_rows(store, retimed: bool = False) -> dict:
     """resume key -> the latest stored first timing with that key (retimed: re-timing; never a
-    production run's, which tune does not resume from), in the store's order of those rows (oldest first: the order of appending, kept in time order by
-    merges)."""
+    production run's, which tune does not resume from), in the store's order of those rows
+    (oldest first: the order of appending, kept in time order by merges)."""
     frame = store.frame("measurements")
     rows: dict = {}
     for row in ([] if frame.empty else frame.to_dict("records")):

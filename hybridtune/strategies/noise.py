@@ -17,7 +17,7 @@ from scipy.stats import kendalltau
 
 from hybridtune.learn.table import CONFIG, KEY, ok_measurements
 from hybridtune.errors import RequestError
-from hybridtune.learn.timing import FIRST, RETIMED
+from hybridtune.learn.timing import NOT_TUNING_FIRST, RETIMED
 from hybridtune.strategies.noise_model import (NEAR_LEAST, NoiseModel, contender_pairs,
                                                fit_noise, retime_spread)
 
@@ -72,7 +72,7 @@ def pass_ratios(measurements: pd.DataFrame, hardware_id: str | None = None) -> p
     ok = ok_measurements(measurements, hardware_id)
     if ok.empty or "run_id" not in ok:
         return pd.DataFrame(columns=list(KEY) + ["ratio", "shift"])
-    first = ok[ok["timing"] == FIRST]            # in the order the store holds them: appending
+    first = ok[~ok["timing"].isin(NOT_TUNING_FIRST)]    # in the store's order: appending
     first = first.drop_duplicates(list(KEY) + ["code_sha256", "compiler_flags", "run_id"])
     same = list(KEY) + ["code_sha256", "compiler_flags"]
     first = first.assign(_pass=first.groupby(same).cumcount(), order=np.arange(len(first)))
@@ -90,7 +90,7 @@ def retime_errors(measurements: pd.DataFrame, hardware_id: str | None = None) ->
     ok = ok_measurements(measurements, hardware_id)
     if ok.empty or "timing" not in ok:
         return pd.Series(dtype=float)
-    first = ok[ok["timing"] == FIRST]
+    first = ok[~ok["timing"].isin(NOT_TUNING_FIRST)]
     truth = first.assign(_log=np.log(first["median_s"].to_numpy(float))) \
         .groupby(list(KEY), as_index=False)["_log"].mean()
     joined = ok[ok["timing"] == RETIMED].merge(truth, on=list(KEY))
