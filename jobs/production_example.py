@@ -118,8 +118,9 @@ def main() -> None:
                   "production_median_s": production["median_s"],
                   "production_p10_s": production["p10_s"], "production_p90_s": production["p90_s"],
                   "corrected_before": before.get(variant), "corrected_after": after.get(variant)}
-    round_trip["after_within_production_spread"] = bool(
-        after.get(variant) and production["p10_s"] <= after[variant][0] <= production["p90_s"])
+    for when, found in (("before", before), ("after", after)):
+        round_trip[f"{when}_within_production_spread"] = bool(
+            found.get(variant) and production["p10_s"] <= found[variant][0] <= production["p90_s"])
     adapted = [{key: line[key] for key in ("n", "ranks", "variant", "kept", "steps", "median_s",
                                           "p10_s", "p90_s")} for line in lines]
     result = {"host": cpu_model(), "cores": len(os.sched_getaffinity(0)),

@@ -41,10 +41,13 @@ def corrected_lines(configuration, predictions, corrected: dict, head: int) -> l
     items = sorted(corrected.values(), key=lambda item: item.corrected_s)
     layout = f"threads={c.threads}" + (f" ranks={c.ranks}" if c.ranks > 1 else "")
     lines = [f"{c.method.name} {c.ivp.name} n={c.n} {layout}: {len(items)} variants "
-             f"by corrected time (95% interval; offline prediction)"]
+             f"by corrected time (95% interval; offline prediction; the time measured here, "
+             f"where there is one, which the corrected time holds)"]
     for rank, item in enumerate(items[:head], start=1):
+        measured = "" if item.measured_s is None else f"; measured {item.measured_s:.4e} s"
         lines.append(f"  {rank:3d}. {item.variant}  {item.corrected_s:.4e} s "
-                     f"[{item.low_s:.3e}, {item.high_s:.3e}]  (offline {item.predicted_s:.4e} s)")
+                     f"[{item.low_s:.3e}, {item.high_s:.3e}]  (offline {item.predicted_s:.4e} s"
+                     f"{measured})")
     if len(items) > head:
         lines.append(f"  ... {len(items) - head} more")
     return lines

@@ -82,7 +82,8 @@ def _shown(ranking, prediction: Prediction, args) -> dict | None:
         for variant in record["variants"] if args.corrected else ():
             item = mine.get(variant["id"])
             variant["corrected"] = None if item is None else {
-                "seconds": item.corrected_s, "low_s": item.low_s, "high_s": item.high_s}
+                "seconds": item.corrected_s, "low_s": item.low_s, "high_s": item.high_s,
+                "measured_s": item.measured_s}
         return record
     if args.corrected:
         print("\n".join(corrected_lines(config, ranking.predictions, mine, args.head)))

@@ -78,4 +78,6 @@ def corrections_of(prepared: tuple, configurations) -> tuple[str, dict]:
                  "they hold its error on an IVP it has not measured, most of it (a factor of "
                  f"about {factor:.1f} either way) common to all variants of a configuration, so "
                  "their order is surer than the intervals' width")
+    if any(item.measured_s is not None for found in out.values() for item in found.values()):
+        note += "; a variant measured here holds its measurement (weighted against the model's spread)"
     return note, out

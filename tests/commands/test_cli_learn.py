@@ -142,18 +142,19 @@ def test_predict_corrected_after_train_reuses_the_stored_kernel_predictions(caps
     assert "0 kerncraft analyses this run" in out and "0 of 8 rankings new to the store" in out
     heads = [line for line in out.splitlines() if "by corrected time (95% interval" in line]
     assert len(heads) == 8
-    ranked = re.findall(r"^\s+\d+\. (\S+)  (\S+) s \[(\S+), (\S+)\]  \(offline (\S+) s\)$", out,
-                        re.MULTILINE)
-    assert len(ranked) == 8 * 10
-    for _, corrected, low, high, offline in ranked:
+    ranked = re.findall(r"^\s+\d+\. (\S+)  (\S+) s \[(\S+), (\S+)\]  \(offline (\S+) s; "
+                        r"measured (\S+) s\)$", out, re.MULTILINE)
+    assert len(ranked) == 8 * 10            # every variant of the fixture was measured
+    for _, corrected, low, high, offline, measured in ranked:
         assert float(low) < float(corrected) < float(high) and float(offline) > 0
+        assert float(measured) > 0
     assert re.search(r"corrected by the gp model [0-9a-f]{12} fitted on 256 measured variants", out)
     code, out, err = run(capsys, "predict", SCENARIO, "--db", str(copy), "--corrected", "--json")
     assert code == 0, err
     variants = [v for config in json.loads(out)["configurations"] for v in config["variants"]]
     assert len(variants) == 256
     assert all(v["corrected"]["low_s"] < v["corrected"]["seconds"] < v["corrected"]["high_s"]
-               for v in variants)
+               and v["corrected"]["measured_s"] > 0 for v in variants)
 
 
 def _refused(capsys, path, *argv, says: str):
