@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from threadpoolctl import threadpool_limits
+
 from hybridtune.errors import RequestError
 from hybridtune.learn.table import hardware_name, joined_rows, machine_files
 from hybridtune.pipeline.store_frames import machine_file_names, read_frames
@@ -98,6 +100,13 @@ def _strategies(request: EvaluationRequest, host: dict) -> EvaluationDocument:
 
 
 def _hosts(request: EvaluationRequest, host: dict, other: dict | None) -> dict:
+    """The feature sets, constants and host transfers asked for, on one BLAS thread per process
+    as the leave-one-IVP-out replay (their matrices are a pool's)."""
+    with threadpool_limits(1, user_api="blas"):
+        return _host_parts(request, host, other)
+
+
+def _host_parts(request: EvaluationRequest, host: dict, other: dict | None) -> dict:
     out = {}
     if request.feature_sets:
         out["feature_sets"] = {"leave_one_ivp_out": hosts.feature_set_comparison(

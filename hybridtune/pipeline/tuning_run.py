@@ -9,6 +9,8 @@ import math
 import time
 from dataclasses import dataclass, field, replace
 
+from threadpoolctl import threadpool_limits
+
 from hybridtune.describe.configuration import Configuration
 from hybridtune.describe.scenario import Scenario
 from hybridtune.describe.strategy import Strategy
@@ -292,18 +294,22 @@ def configuration_searches(request: TuneRequest, plans: list, store, hardware_id
 
 def measure_plans(request: TuneRequest, plans: list, store, site: TuningSite,
                   observer: TuningObserver, deadline: float | None) -> Measured:
-    """Measure each configuration's search, re-time close contenders, and gather the outcomes."""
+    """Measure each configuration's search, re-time close contenders, and gather the outcomes.
+    The searches measure on one BLAS thread: their matrices are a pool's, the next ask waits on
+    them between two measurements, and a second BLAS thread spinning beside a measurement
+    disturbs it (the limit set once the searches' libraries are loaded)."""
     executor = site.executor
     collector = Collector(store, observer.measured)
     found, notes, label = configuration_searches(request, plans, store, site.hardware_id,
                                                  observer)
     observer.phase(label, sum(min(len(plan.tasks), search.most())
                               for plan, search in zip(plans, found)))
-    new, left = run_searches(executor, plans, found, request.options, collector, deadline,
-                             task_cost(request.options))
-    rows = [{**plan.reused, **new[index]} for index, plan in enumerate(plans)]
-    retimed = retime(executor, plans, rows, new, request.options, collector, deadline,
-                     observer.phase)
+    with threadpool_limits(1, user_api="blas"):
+        new, left = run_searches(executor, plans, found, request.options, collector, deadline,
+                                 task_cost(request.options))
+        rows = [{**plan.reused, **new[index]} for index, plan in enumerate(plans)]
+        retimed = retime(executor, plans, rows, new, request.options, collector, deadline,
+                         observer.phase)
     adaptive = request.strategy.name not in PLANNED
     # a configuration this run did not re-time keeps the store's latest round (learn/timing's
     # rule tells whether it still decides)

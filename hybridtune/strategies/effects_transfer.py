@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from hybridtune.learn import kernel_effects
-from hybridtune.strategies import metrics, replay
+from hybridtune.strategies import in_parallel, metrics, replay
 from hybridtune.strategies.leave_one_out import whole_pools
 from hybridtune.strategies.noise import Noise, pool_draws
 
@@ -54,4 +54,11 @@ def _direction(source, target, noise: Noise | None, seeds: int, stop: float) -> 
 def effects_transfer(a, b, noise_a: Noise | None, noise_b: Noise | None, seeds: int,
                      stop: float) -> list[dict]:
     """Both directions between two hosts' ground truths (Host records)."""
-    return [_direction(a, b, noise_b, seeds, stop), _direction(b, a, noise_a, seeds, stop)]
+    return in_parallel.mapped(_one_way, (seeds, stop),
+                              [(a, b, noise_b), (b, a, noise_a)])
+
+
+def _one_way(setting: tuple, hosts: tuple) -> dict:
+    seeds, stop = setting
+    source, target, noise = hosts
+    return _direction(source, target, noise, seeds, stop)

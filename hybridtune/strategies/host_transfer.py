@@ -19,7 +19,7 @@ from hybridtune.learn.encode import KEPT_SETS
 from hybridtune.learn.belief import from_other_hardware
 from hybridtune.learn.table import CONFIG, Rows
 from hybridtune.learn.train import MIN_ROWS, fit
-from hybridtune.strategies import metrics, replay
+from hybridtune.strategies import in_parallel, metrics, replay
 from hybridtune.strategies.leave_one_out import LOSS_WITHIN, accuracy_of, whole_pools
 from hybridtune.strategies.noise import Noise, pool_draws
 
@@ -86,6 +86,16 @@ def _replayed(pools: list, fitted, noise: Noise | None, seeds: int, stop: float
     return out, prior[1]
 
 
+def _host_fits(setting: tuple, host: Host) -> dict:
+    return _fits(host, *setting)
+
+
+def _one_way(setting: tuple, way: tuple) -> dict:
+    ivps, seeds, stop = setting
+    source, target, transferred, own, spread, noise = way
+    return _direction(source, target, ivps, transferred, own, spread, noise, seeds, stop)
+
+
 def _fits(host: Host, ivps: list, max_rows: int, feature_sets: tuple) -> dict:
     """Per IVP the Gaussian process trained on the host's other IVPs."""
     return {ivp: fit(_without(host.rows, ivp), "gp", max_rows, left_out=ivp,
@@ -143,16 +153,16 @@ def host_transfer(a: Host, b: Host, noise_a: Noise | None, noise_b: Noise | None
     model's spread is calibrated on the other direction (residual_spread of B's model on A's rows
     is used for A's model on B), so neither is judged on what it was calibrated on."""
     ivps = common_ivps(a, b)
-    fits_a, fits_b = _fits(a, ivps, max_rows, feature_sets), _fits(b, ivps, max_rows, feature_sets)
+    fits_a, fits_b = in_parallel.mapped(_host_fits, (ivps, max_rows, feature_sets), [a, b])
     spread = {}
     for source, target, fits in ((a, b, fits_a), (b, a, fits_b)):
         measured = target.rows.measured
         spread[source.name] = float(np.median([
             residual_spread(fits[ivp], measured[measured["ivp"] == ivp].reset_index(drop=True))
             for ivp in ivps]))
-    directions = [
-        _direction(a, b, ivps, fits_a, fits_b, spread[b.name], noise_b, seeds, stop),
-        _direction(b, a, ivps, fits_b, fits_a, spread[a.name], noise_a, seeds, stop)]
+    directions = in_parallel.mapped(_one_way, (ivps, seeds, stop), [
+        (a, b, fits_a, fits_b, spread[b.name], noise_b),
+        (b, a, fits_b, fits_a, spread[a.name], noise_a)])
     return {"ivps": ivps, "seeds": seeds, "feature_sets": list(feature_sets),
             "measured_spread": spread, "directions": directions}
 

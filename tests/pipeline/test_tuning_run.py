@@ -82,3 +82,23 @@ def test_a_dry_run_plan_bounds_an_unpredicted_run_and_counts_a_predicted_one(tun
     assert known.measurements == len(plan.tasks) and known.nodes == 2
     assert known.total_s == known.analyses_s + known.build_s + known.measure_s
     assert tune_store.read_bytes() == before
+
+
+def test_the_searches_measure_on_one_blas_thread(tune_store, monkeypatch):
+    # run_searches is wrapped only to read the BLAS threads it runs under, then runs as it would
+    from threadpoolctl import threadpool_info
+    from hybridtune.pipeline import tuning_run
+    seen = []
+
+    def recorded(*args, **kwargs):
+        seen.extend(info["num_threads"] for info in threadpool_info()
+                    if info["user_api"] == "blas")
+        return real(*args, **kwargs)
+
+    real = tuning_run.run_searches
+    monkeypatch.setattr(tuning_run, "run_searches", recorded)
+    site = TuningSite(InlineExecutor(), 1, hardware_identity()["hardware_id"])
+    with open_store(str(tune_store), request("hybrid").scenario, "tune") as store:
+        result = tune(request("hybrid"), store, site)
+    assert seen and set(seen) == {1}
+    assert result.outcomes and all(outcome.new > 0 for outcome in result.outcomes)

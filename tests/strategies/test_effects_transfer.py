@@ -11,7 +11,7 @@ import math
 import pytest
 
 from hybridtune.learn import kernel_effects
-from hybridtune.strategies import effects_transfer
+from hybridtune.strategies import effects_transfer, in_parallel
 from hybridtune.strategies.host_transfer import Host
 from host_support import other_hardware
 
@@ -27,6 +27,8 @@ def test_each_direction_replays_every_pool_with_three_sources_of_effects(fixture
         return real(frames, *args, **kwargs)
 
     monkeypatch.setattr(kernel_effects, "fitted_effects", recording)
+    # the directions in this process, where the recording sees them (forked, they run apart)
+    monkeypatch.setattr(in_parallel, "cores", lambda: 1)
     a = Host("Host A", fixture_rows)
     b = Host("Host B", other_hardware(fixture_rows))
     forth, back = effects_transfer.effects_transfer(a, b, None, None, seeds=1, stop=0.1)
@@ -51,3 +53,11 @@ def test_the_same_pools_on_both_hosts_transfer_as_their_own(fixture_rows):
     forth, _ = effects_transfer.effects_transfer(Host("A", fixture_rows), Host("B", fixture_rows),
                                                  None, None, seeds=1, stop=0.1)
     assert forth["transferred"] == forth["own"] and forth["ratio_to_own"] == 1.0
+
+
+def test_the_directions_forked_apart_give_what_they_give_in_one_process(fixture_rows, monkeypatch):
+    a, b = Host("Host A", fixture_rows), Host("Host B", other_hardware(fixture_rows))
+    monkeypatch.setattr(in_parallel, "cores", lambda: 2)
+    forked = effects_transfer.effects_transfer(a, b, None, None, seeds=1, stop=0.1)
+    monkeypatch.setattr(in_parallel, "cores", lambda: 1)
+    assert effects_transfer.effects_transfer(a, b, None, None, seeds=1, stop=0.1) == forked
