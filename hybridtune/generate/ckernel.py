@@ -112,9 +112,23 @@ def tidy(node):
     return rewrite(node, lambda n: _select_bound(_whole_power(_simplified(n))))
 
 
+_NAMED: dict = {}        # id(ivp) -> (ivp, its names): a pool's variants ask for one IVP's alike
+_NAMED_AT_MOST = 64
+
+
 def ivp_names(ivp: IVP) -> dict:
     """IVP quantities, constants and the variables of its sums get a prefix so they never meet a
-    kernel's names."""
+    kernel's names (a copy of the names kept for the IVP: walking its sums is the cost, and
+    hashing an IVP would be another)."""
+    kept = _NAMED.get(id(ivp))
+    if kept is None or kept[0] is not ivp:
+        if len(_NAMED) >= _NAMED_AT_MOST:
+            _NAMED.clear()
+        kept = _NAMED[id(ivp)] = (ivp, _prefixed(ivp))
+    return dict(kept[1])
+
+
+def _prefixed(ivp: IVP) -> dict:
     names = [q for q, _ in ivp.quantities] + [c for c, _ in ivp.constants]
     if ivp.sizes.root:
         names.append(ivp.sizes.root[0])

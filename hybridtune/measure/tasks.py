@@ -77,12 +77,19 @@ def plan_tasks(scenario: Scenario, config: Configuration, variants: list[Variant
 
 
 def with_reference(tasks: list[MeasureTask], config: Configuration,
-                   options: MeasureOptions = MeasureOptions()) -> list[MeasureTask]:
+                   options: MeasureOptions = MeasureOptions(), kept: dict | None = None
+                   ) -> list[MeasureTask]:
     """The tasks (all of one configuration) with the reference state they must match, computed
-    once."""
+    once (and once for the configurations that share `kept`: per method, IVP, n and step)."""
     if not tasks:
         return []
-    state = reference_after(config.method, config.ivp, config.n, tasks[0].h, options.check_steps)
+    key = (config.method.name, config.ivp.name, config.n, tasks[0].h, options.check_steps)
+    state = (kept or {}).get(key)
+    if state is None:
+        state = reference_after(config.method, config.ivp, config.n, tasks[0].h,
+                                options.check_steps)
+        if kept is not None:
+            kept[key] = state
     return [replace(task, reference=state) for task in tasks]
 
 

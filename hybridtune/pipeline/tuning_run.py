@@ -183,6 +183,7 @@ def plan_configurations(request: TuneRequest, rankings, stored: dict, hardware_i
     plans = []
     stored_order = {key: position for position, key in enumerate(retimings or {})}
     pools = {m.name: pool_for(request.scenario, m) for m in request.scenario.methods}
+    references: dict = {}       # one reference state per method, IVP and n, whatever the layout
     for ranking in rankings:
         config = ranking.configuration
         predictions = list(ranking.predictions)
@@ -206,7 +207,7 @@ def plan_configurations(request: TuneRequest, rankings, stored: dict, hardware_i
                 todo.append(task)
         kernels = {p.id: [name for _, name in pool[p.id].kernels] for p in picked}
         plans.append(TuningPlan(config, tuple(predictions), tuple(picked), len(pool), reused,
-                          tuple(with_reference(todo, config, request.options)),
+                          tuple(with_reference(todo, config, request.options, references)),
                           {p.id: task for p, task in zip(picked, tasks)},
                           Candidates.in_order(picked, kernels),
                           latest_round({vid: retimings[key] for vid, key in sorted(

@@ -61,3 +61,13 @@ def test_a_repeated_block_inside_a_stage_loop_keeps_the_weights_table(default_sc
     declared = {line.split("=")[0].split()[-1] for line in code.splitlines()
                 if line.strip().startswith(("const long", "long ", "double "))}
     assert not declared & {"ht_A", "ht_b", "ht_c"}
+
+
+def test_an_ivps_names_are_kept_per_ivp_and_handed_out_as_copies():
+    from hybridtune.generate.ckernel import ivp_names
+    wave, cusp = load_named("ivp", "Wave1D", Path(".")), load_named("ivp", "Cusp", Path("."))
+    first = ivp_names(wave)
+    first["intruder"] = None
+    again = ivp_names(wave)
+    assert "intruder" not in again and again == ivp_names(load_named("ivp", "Wave1D", Path(".")))
+    assert ivp_names(cusp) != again

@@ -27,3 +27,24 @@ def test_prebuild_counts_what_it_built_and_keeps_what_failed():
     again = prebuild([good])
     assert again.cached == 1 and again.compiled == 0 and not again.failed
     assert again.as_json()["failed"] == []
+
+
+def test_configurations_of_one_ivp_and_n_share_one_reference_state_computed_once(monkeypatch):
+    from hybridtune.describe.configuration import configurations
+    from hybridtune.measure import tasks
+    faults = load(FAULTS)
+    one, two = configurations(faults, None, [1, 2])
+    assert (one.threads, two.threads) == (1, 2) and one.n == two.n
+    computed = []
+    real = tasks.reference_after
+    monkeypatch.setattr(tasks, "reference_after",
+                        lambda *args: computed.append(args) or real(*args))
+    pool = pool_for(faults, faults.methods[0])
+    kept: dict = {}
+    planned = [tasks.with_reference(tasks.plan_tasks(faults, c, [pool[BASE + "Update_j"]],
+                                                     reference=False), c, kept=kept)
+               for c in (one, two)]
+    assert len(computed) == 1 and planned[0][0].reference is planned[1][0].reference
+    alone = tasks.with_reference(tasks.plan_tasks(faults, two, [pool[BASE + "Update_j"]],
+                                                  reference=False), two)
+    assert (alone[0].reference == planned[1][0].reference).all() and len(computed) == 2
