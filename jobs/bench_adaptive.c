@@ -39,13 +39,13 @@ int main(int argc, char **argv)
         long n = atol(argv[2]);
         int steps = atoi(argv[3]), threads = atoi(argv[4]), chunk = atoi(argv[5]);
         int adaptive_first = strcmp(argv[6], "adaptive-first") == 0, count = argc - 7;
-        argv += 1;                               /* the candidates from argv[6] on */
+        char **ids = argv + 7;                   /* the candidates */
         double h = API(stable_step)(n), adaptive = 0.0, *fixed = calloc((size_t)count, sizeof *fixed);
         ctx_t *a = adaptive_first ? API(create_options)(n, threads, 1) : NULL;
         ctx_t **f = calloc((size_t)count, sizeof *f);
         if (!fixed || !f) return 1;
         for (int k = 0; k < count; ++k) {        /* every candidate fixed, made beside it */
-            setenv("HYBRIDTUNE_VARIANT", argv[6 + k], 1);
+            setenv("HYBRIDTUNE_VARIANT", ids[k], 1);
             if (!(f[k] = API(create_options)(n, threads, 0))) return 1;
             API(initial_values)(f[k]);
         }
@@ -70,7 +70,7 @@ int main(int argc, char **argv)
             }
             if (kept < 0 && !API(chosen_adapting)(a)) {
                 for (int k = 0; k < count; ++k)
-                    if (strcmp(argv[6 + k], API(chosen_variant)(a)) == 0) kept = k;
+                    if (strcmp(ids[k], API(chosen_variant)(a)) == 0) kept = k;
                 for (int k = 0; k < count; ++k)
                     if (k != kept) { API(destroy)(f[k]); f[k] = NULL; }
             }

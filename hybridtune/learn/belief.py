@@ -16,8 +16,7 @@ from scipy.special import ndtr
 from hybridtune.learn.adapt import ADAPT_FROM, fitted_scales
 from hybridtune.learn.kernel_effects import KernelEffects, effects_prior, shipped
 from hybridtune.learn.offline_errors import OfflineErrors, centred, similarity
-from hybridtune.learn.table import Z95
-from hybridtune.learn.timing import TIMING_SPREAD
+from hybridtune.learn.timing import TIMING_SPREAD, own_variance
 from hybridtune.learn.train import pool_offsets
 
 # Without a model: how the offline model errs within measured pools (learn/offline_errors, fitted
@@ -76,8 +75,7 @@ class Belief:
     def observe(self, index: int, log_time: float, ci_rel: float | None = None) -> None:
         """A measured log time; its noise the run-to-run noise of a timing (TIMING_SPREAD), or
         the measurement's own (95% interval ci_rel) where that is wider."""
-        known = ci_rel is not None and math.isfinite(ci_rel) and ci_rel > 0
-        own = (ci_rel / Z95) ** 2 if known else 0.0
+        own = float(own_variance(ci_rel))
         self.observed[index] = (log_time, max(own, TIMING_SPREAD ** 2))
         self.timing_noise[index] = own
 

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from hybridtune.learn.table import Z95
-from hybridtune.learn.timing import TIMING_SPREAD
+from hybridtune.learn.timing import TIMING_SPREAD, own_variance
 
 if TYPE_CHECKING:   # not imported at run time: unpickling a Corrected needs no scikit-learn
     from hybridtune.learn.train import Fitted
@@ -39,11 +39,10 @@ def corrected_times(fitted: Fitted, frame: pd.DataFrame) -> list[Corrected]:
         return []
     mean, std = fitted.correction(frame["variant"].tolist(), frame["features"].tolist())
     predicted = frame["predicted_s"].to_numpy(float)
-    measured = frame["median_s"].to_numpy(float) if "median_s" in frame \
-        else np.full(len(frame), np.nan)
-    own = frame["ci_rel"].to_numpy(float) / Z95 if "ci_rel" in frame \
-        else np.full(len(frame), np.nan)
-    mean, std = measured_here(mean, std, np.log(measured / predicted), own)
+    unmeasured = pd.Series(np.nan, index=frame.index)
+    measured = frame.get("median_s", unmeasured).to_numpy(float)
+    mean, std = measured_here(mean, std, np.log(measured / predicted),
+                              frame.get("ci_rel", unmeasured).to_numpy(float))
     centre = predicted * np.exp(mean)
     return [Corrected(v, float(p), float(c), float(c * np.exp(-Z95 * s)), float(c * np.exp(Z95 * s)),
                       float(s), float(t) if np.isfinite(t) else None)
@@ -51,11 +50,12 @@ def corrected_times(fitted: Fitted, frame: pd.DataFrame) -> list[Corrected]:
 
 
 def measured_here(mean: np.ndarray, std: np.ndarray, target: np.ndarray,
-                  own_std: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                  ci_rel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The correction's mean and standard deviation (log) conditioned on each row's measured
-    target (log measured / predicted; NaN where unmeasured), its noise the larger of TIMING_SPREAD
-    and its own standard deviation (NaN: unknown)."""
-    noise = np.fmax(np.nan_to_num(own_std, nan=0.0), TIMING_SPREAD) ** 2
+    target (log measured / predicted; NaN where unmeasured), its noise the larger of
+    TIMING_SPREAD and its own (from its 95% interval ci_rel; NaN: unknown), as hybrid's belief
+    takes a measurement."""
+    noise = np.maximum(own_variance(ci_rel), TIMING_SPREAD ** 2)
     prior = np.maximum(std, 1e-12) ** 2
     seen = np.isfinite(target)
     weight = np.where(seen, prior / (prior + noise), 0.0)

@@ -28,6 +28,13 @@ TIMING_SPREAD = 0.031
 Z95 = 1.959964                  # a normal's two-sided 95% quantile
 
 
+def own_variance(ci_rel) -> np.ndarray:
+    """A timing's own noise variance in log time, from its 95% interval ci_rel (relative
+    half-width); 0 where that is unknown (None, NaN, not positive)."""
+    ci = np.asarray(np.nan if ci_rel is None else ci_rel, float)
+    return np.where(np.isfinite(ci) & (ci > 0), (ci / Z95) ** 2, 0.0)
+
+
 def mean_of_passes(first: pd.DataFrame, key: list) -> pd.DataFrame:
     """Per key the first timings of one code (the newest generator's) and compiler flags,
     combined: median_s the geometric mean over the passes that timed it, each weighted by its

@@ -83,13 +83,12 @@ def with_reference(tasks: list[MeasureTask], config: Configuration,
     once (and once for the configurations that share `kept`: per method, IVP, n and step)."""
     if not tasks:
         return []
+    kept = {} if kept is None else kept
     key = (config.method.name, config.ivp.name, config.n, tasks[0].h, options.check_steps)
-    state = (kept or {}).get(key)
+    state = kept.get(key)
     if state is None:
-        state = reference_after(config.method, config.ivp, config.n, tasks[0].h,
-                                options.check_steps)
-        if kept is not None:
-            kept[key] = state
+        state = kept[key] = reference_after(config.method, config.ivp, config.n, tasks[0].h,
+                                            options.check_steps)
     return [replace(task, reference=state) for task in tasks]
 
 

@@ -7,14 +7,14 @@ import math
 import numpy as np
 
 from hybridtune.learn.correct import corrected_times, measured_here
-from hybridtune.learn.timing import TIMING_SPREAD
+from hybridtune.learn.timing import TIMING_SPREAD, Z95
 from hybridtune.learn.train import fit
 
 
 def test_a_measured_row_moves_by_the_weight_of_its_measurement_against_the_model():
     mean, std = np.array([0.2, 0.2, 0.2]), np.array([TIMING_SPREAD, 0.1, 0.1])
     target = np.array([0.0, np.nan, 0.0])
-    own = np.array([np.nan, np.nan, 0.2])         # the third's own noise is wider than a timing's
+    own = np.array([np.nan, np.nan, 0.2 * Z95])   # the third's own noise is wider than a timing's
     moved, spread = measured_here(mean, std, target, own)
     # equal variances: halfway, the variance halved
     assert math.isclose(moved[0], 0.1) and math.isclose(spread[0], TIMING_SPREAD / math.sqrt(2))
