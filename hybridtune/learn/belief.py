@@ -34,10 +34,10 @@ SHIPPED_EFFECTS = shipped()
 # the 14 configurations of the Xeon ground truth with 2-thread samples (20 variants each; -0.09 to
 # 0.98); sizes apart, the effects' deviations did not correlate (docs/models.md)
 THREADS_CORRELATION = 0.75
-# A trained model's covariance (its left-out errors and its own) is scaled by this before each
-# configuration fits its own scale (learn/adapt.py): of the grid 0.4-1, the factor of best Brier
-# skill of hybrid's stop chances on the shipped ground truth and on the AMD EPYC one (evaluate
-# --constants)
+# A trained model's covariance of its variants' errors (all but a configuration's common one) is
+# scaled by this before each configuration fits its own scale (learn/adapt.py): of the grid 0.4-1,
+# the factor of best Brier skill of hybrid's stop chances on the shipped ground truth and on the
+# AMD EPYC one (evaluate --constants)
 TRAINED_SCALE = 0.4
 # A model of other hardware as the prior (tune --prior STORE): a variant's own error (log time)
 # widened by this, what leaving one host and one IVP out measured between the shipped ground truths
@@ -84,10 +84,14 @@ class Belief:
         return replace(self, observed={}, timing_noise={})
 
     def widened(self, factor: float) -> Belief:
-        """A copy of this prior with its covariance (and its parts) times factor^2."""
-        parts = self.parts and (self.parts[0] * factor ** 2, self.parts[1] * factor ** 2,
-                                self.parts[2])
-        return replace(self.unobserved(), cov=self.cov * factor ** 2, parts=parts, drawn={})
+        """A copy of this prior with the part each configuration scales times factor^2 (the
+        whole covariance where it has no parts); a configuration's common error stays."""
+        if not self.parts:
+            return replace(self.unobserved(), cov=self.cov * factor ** 2, drawn={})
+        fixed, scaled, blocks = self.parts
+        scaled = scaled * factor ** 2
+        return replace(self.unobserved(), cov=fixed + np.outer(self.scales, self.scales) * scaled,
+                       parts=(fixed, scaled, blocks), drawn={})
 
     def adapt(self, index: int) -> None:
         """Where the covariance has parts (fixed, scaled, configuration per row), refit the
@@ -289,11 +293,13 @@ def prior_belief(fitted, variants, feature_rows, predicted_s, configurations=Non
         mean, cov = fitted.estimator.predict_joint(X)
         mean = mean + fitted.levels.of(feature_rows) - pool_offsets(feature_rows)
         # what the model gets wrong on a new IVP: a common error of the configuration (learnt
-        # from its first measurement) and each variant's, partly shared with similar variants,
-        # and partly shared with the same variants in the IVP's other configurations
+        # from its first measurement; as wide as the left-out IVPs showed, for a level wrong by
+        # far must not pass for variants that differ) and each variant's, partly shared with
+        # similar variants, and partly shared with the same variants in the IVP's other
+        # configurations
         shared, own = fitted.error_covariance
         same = np.asarray(variants)[:, None] == np.asarray(variants)[None, :]
-        fixed = TRAINED_SCALE ** 2 * together * fitted.offset_spread ** 2
+        fixed = together * fitted.offset_spread ** 2
         scaled = TRAINED_SCALE ** 2 * (cov + together * (
             shared * fitted.estimator.correlation(X) + own * same))
         keys = [tuple(c) for c in configurations]
@@ -308,8 +314,9 @@ def prior_belief(fitted, variants, feature_rows, predicted_s, configurations=Non
             (f"prior: {model} ({len(fitted.row_ids)} training rows), with "
              f"the errors it made on left-out IVPs: {fitted.offset_spread:.3f} common to a "
              f"configuration, {fitted.variant_spread:.3f} of a variant's own (log time), "
-             f"partly shared with similar variants{_across_note(across)}; scaled by "
-             f"{TRAINED_SCALE} as calibrated on the shipped ground truths, and per configuration "
+             f"partly shared with similar variants{_across_note(across)}; the variants' errors "
+             f"scaled by {TRAINED_SCALE} as calibrated on the shipped ground truths, and per "
+             "configuration "
              "by what its measurements show of the variants' errors and the timing noise there; "
              "the best expected variant of each skeleton measured before it may stop")
     found = effects is not None and kernel_prior(variants, feature_rows, log_predicted,

@@ -52,7 +52,7 @@ def test_a_search_over_near_ties_the_model_spread_out_stops_sooner_when_it_adapt
     assert adapted < fixed_scales / 2, measured
 
 
-def test_a_widened_prior_keeps_the_factor_through_its_configurations_refits():
+def test_a_widened_prior_keeps_its_factor_on_the_variant_errors_through_refits():
     fixed, scaled = _parts(20)
     prior = Belief(np.zeros(20), fixed + scaled, {}, parts=(fixed, scaled, np.zeros(20, int)),
                    scales=np.ones(20))
@@ -62,6 +62,7 @@ def test_a_widened_prior_keeps_the_factor_through_its_configurations_refits():
         wide.observe(index, float(0.1 + 0.2 * rng.standard_normal()))
         wide.adapt(index)
     scale = wide.scales[0]
-    np.testing.assert_allclose(wide.cov, 4 * (fixed + scale ** 2 * scaled))
+    # the configuration's common error is not widened, the variants' errors are
+    np.testing.assert_allclose(wide.cov, fixed + 4 * scale ** 2 * scaled)
     assert not prior.observed and np.all(prior.scales == 1.0)
     np.testing.assert_allclose(prior.cov, fixed + scaled)
