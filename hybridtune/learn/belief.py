@@ -292,11 +292,9 @@ def prior_belief(fitted, variants, feature_rows, predicted_s, configurations=Non
         X = fitted.encoding.matrix(variants, feature_rows)
         mean, cov = fitted.estimator.predict_joint(X)
         mean = mean + fitted.levels.of(feature_rows) - pool_offsets(feature_rows)
-        # what the model gets wrong on a new IVP: a common error of the configuration (learnt
-        # from its first measurement; as wide as the left-out IVPs showed, for a level wrong by
-        # far must not pass for variants that differ) and each variant's, partly shared with
-        # similar variants, and partly shared with the same variants in the IVP's other
-        # configurations
+        # what the model gets wrong on a new IVP: a common error of the configuration (not
+        # scaled: a level wrong by far is not variants that differ) and each variant's, partly
+        # shared with similar variants and with the same variants in other configurations
         shared, own = fitted.error_covariance
         same = np.asarray(variants)[:, None] == np.asarray(variants)[None, :]
         fixed = together * fitted.offset_spread ** 2
