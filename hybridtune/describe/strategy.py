@@ -28,8 +28,8 @@ def _spellings() -> str:
 
 SPELLINGS = _spellings()
 # hybrid's stop: the Intel Xeon ground truth's own choice by `evaluate --constants` (the largest E
-# within half a point of the ceiling there), scored on the AMD EPYC one at 20 seeds: 38.6 measured,
-# 0.27 points behind the ceiling, Brier skill 0.071 (docs/models.md#constants-out-of-sample)
+# within half a point of the ceiling there), scored on the AMD EPYC one at 20 seeds: 34.4 measured,
+# 0.46 points behind the ceiling (docs/models.md#constants-out-of-sample)
 HYBRID_STOP = 0.05
 # the share of a default run's measurements on a space-filling sample: models trained on runs with
 # this share order a left-out IVP far better and make hybrid measure far fewer variants there, for

@@ -43,7 +43,8 @@ class Noise:
     pairs: int = 0
     model: NoiseModel | None = None     # fitted to all contenders' pairs: drawn where a pool
     models: dict = field(default_factory=dict)   # lacks pairs; per configuration its own
-    passes: dict = field(default_factory=dict)   # configuration -> variant -> (one, two) seconds
+    # configuration -> variant -> (one, two) seconds, and each pass's own ci_rel
+    passes: dict = field(default_factory=dict)
 
     @property
     def spread(self) -> float:
@@ -77,11 +78,12 @@ def pass_ratios(measurements: pd.DataFrame, hardware_id: str | None = None) -> p
     same = list(KEY) + ["code_sha256", "compiler_flags"]
     first = first.assign(_pass=first.groupby(same).cumcount(), order=np.arange(len(first)))
     one, two = (first[first["_pass"] == k].set_index(same) for k in (0, 1))
-    both = pd.concat({"one": one["median_s"], "two": two["median_s"], "order": one["order"]},
+    both = pd.concat({"one": one["median_s"], "two": two["median_s"], "one_ci": one["ci_rel"],
+                      "two_ci": two["ci_rel"], "order": one["order"]},
                      axis=1, join="inner").reset_index()
     both["ratio"] = np.log(both["two"].to_numpy(float) / both["one"].to_numpy(float))
     both["shift"] = both.groupby(list(CONFIG))["ratio"].transform("median")
-    return both[list(KEY) + ["one", "two", "ratio", "shift", "order"]]
+    return both[list(KEY) + ["one", "two", "one_ci", "two_ci", "ratio", "shift", "order"]]
 
 
 def retime_errors(measurements: pd.DataFrame, hardware_id: str | None = None) -> pd.Series:
@@ -147,7 +149,8 @@ def measured(measurements: pd.DataFrame, hardware_id: str | None = None) -> Nois
     passes: dict = {}
     for row in pairs.itertuples(index=False):
         key = tuple(getattr(row, name) for name in CONFIG)
-        passes.setdefault(key, {})[row.variant] = (float(row.one), float(row.two))
+        passes.setdefault(key, {})[row.variant] = (float(row.one), float(row.two),
+                                                    _ci(row.one_ci), _ci(row.two_ci))
     return Noise(np.concatenate([errors, -errors]),
                  f"measured: {len(pairs)} pairs of passes in {len(configurations)} "
                  "configuration(s): a pool timed in both replayed from them, others drawn from "
@@ -168,19 +171,45 @@ def draws(noise: Noise | None, seed: int, key: tuple, size: int, rounds: int = 1
     return noise.models.get(tuple(key), noise.model).draw(generator, size, rounds)
 
 
+class PassDraws(np.ndarray):
+    """A pool's draws (as draws()) whose first timings are one stored pass: ci_rel, per row, is
+    that pass's own interval, what a live run would have been told with it (not the interval
+    spanning both passes, which knows the other)."""
+    ci_rel: np.ndarray
+
+    def __array_finalize__(self, source) -> None:
+        self.ci_rel = getattr(source, "ci_rel", None)
+
+    def __reduce__(self):
+        rebuild, arguments, state = super().__reduce__()
+        return rebuild, arguments, (state, self.ci_rel)
+
+    def __setstate__(self, state) -> None:
+        super().__setstate__(state[0])
+        self.ci_rel = state[1]
+
+
 def pool_draws(noise: Noise | None, seed: int, pool, rounds: int = 1) -> np.ndarray:
     """draws() for a pool (key, frame of variants, times): where the store timed each of its
     variants in two passes, the first timings are one of them (seed even: the first pass, odd:
-    the second) about the pool's times, and only the re-timings are drawn."""
+    the second) about the pool's times, with that pass's own intervals (PassDraws), and only
+    the re-timings are drawn."""
     size = len(pool.frame)
     timed = noise.passes.get(tuple(pool.key)) if noise is not None else None
     variants = pool.frame["variant"].tolist()
     if not timed or not all(v in timed for v in variants):
         return draws(noise, seed, pool.key, size, rounds)
-    drawn = draws(noise, seed, pool.key, size, rounds)
+    drawn = draws(noise, seed, pool.key, size, rounds).view(PassDraws)
     one = np.array([timed[v][seed % 2] for v in variants])
     drawn[:, 0] = np.log(one / pool.times)
+    drawn.ci_rel = np.array([timed[v][2 + seed % 2] for v in variants])
     return drawn
+
+
+def _ci(value) -> float:
+    """A stored ci_rel, 0 where unknown."""
+    value = float(value)
+    return value if math.isfinite(value) else 0.0
 
 
 def seeded_generator(seed: int, key: tuple) -> np.random.Generator:

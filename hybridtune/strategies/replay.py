@@ -87,7 +87,7 @@ def drive(pool: StoredPool, search: Search, rows: list[int], errors: np.ndarray 
     measured is a replay that could not have happened: it raises. It ends as a live run does:
     the close contenders re-timed (the store's re-timings without errors, else noise
     errors[row, 1]), the choice by learn/timing's rule."""
-    times, ci = pool.times, pool.frame["ci_rel"].to_numpy(float)
+    times, ci = pool.times, _told_intervals(pool, errors)
     as_stored = errors is None
     errors = np.zeros((len(times), 2)) if errors is None else errors
     order: list[int] = []
@@ -119,8 +119,10 @@ def _finished(pool: StoredPool, order: tuple, seen: dict, errors: np.ndarray, as
     if not order:
         return Replay(order, -1)
     frame = pool.frame
-    ci = frame["ci_rel"].to_numpy(float)
-    low, high = ((frame[name].to_numpy(float) if name in frame else pool.times * (1 + sign * ci))
+    ci = _told_intervals(pool, errors)
+    own = getattr(errors, "ci_rel", None) is not None
+    low, high = ((frame[name].to_numpy(float) if name in frame and not own
+                  else pool.times * (1 + sign * ci))
                  for name, sign in (("ci_low_s", -1), ("ci_high_s", 1)))
     # each interval moves with its timing's noise
     close = timing.contenders({row: (t, low[row] * t / pool.times[row], high[row] * t / pool.times[row])
@@ -131,6 +133,13 @@ def _finished(pool: StoredPool, order: tuple, seen: dict, errors: np.ndarray, as
                         else pool.times[row] * math.exp(np.mean(errors[row, 1:1 + rounds])))
              for row in close}
     return Replay(order, int(timing.choose(seen, again)), retimed=tuple(close))
+
+
+def _told_intervals(pool: StoredPool, errors) -> np.ndarray:
+    """Each row's ci_rel as a search is told it: the replayed pass's own where the draws are
+    one stored pass (noise.PassDraws), else the pool's."""
+    own = getattr(errors, "ci_rel", None)
+    return np.asarray(own, float) if own is not None else pool.frame["ci_rel"].to_numpy(float)
 
 
 def run(pool: StoredPool, spec: Strategy, errors: np.ndarray | None = None,

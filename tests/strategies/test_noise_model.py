@@ -80,6 +80,39 @@ def test_a_pool_timed_twice_is_replayed_from_its_passes(amd):
                               noise.pool_draws(found, 2, pool)[:, 1])
 
 
+def test_a_search_replaying_one_pass_is_told_that_pass_s_interval_not_one_spanning_both(amd):
+    predictions, measurements = amd
+    found = noise.measured(measurements)
+    pool = replay.configuration_pools(joined_rows(predictions, measurements))[0]
+    told: list = []
+
+    class Recording:                     # a search that measures the first ten rows
+        ended_by = ""
+
+        def __init__(self):
+            self.left = list(range(10))
+
+        def ask(self, count):
+            if not self.left:
+                self.ended_by = "done"
+                return []
+            return [self.left.pop(0)]
+
+        def tell(self, position, seconds, ci_rel=None):
+            told.append(ci_rel)
+
+    for seed in (0, 1):
+        told.clear()
+        replay.drive(pool, Recording(), list(range(len(pool.frame))),
+                     noise.pool_draws(found, seed, pool))
+        passes = found.passes[tuple(pool.key)]
+        own = [passes[v][2 + seed] for v in pool.frame["variant"][:10]]
+        assert told == pytest.approx(own)
+    # the pool's own interval spans both passes: wider than either pass's where they disagree
+    spanning = pool.frame["ci_rel"].to_numpy(float)[:10]
+    assert np.any(spanning > np.array(own) + 0.01)
+
+
 def test_run_all_replayed_from_the_passes_loses_no_more_than_the_passes_imply(amd):
     predictions, measurements = amd
     found = noise.measured(measurements)
