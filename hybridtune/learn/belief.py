@@ -314,8 +314,7 @@ def prior_belief(fitted, variants, feature_rows, predicted_s, configurations=Non
              f"configuration, {fitted.variant_spread:.3f} of a variant's own (log time), "
              f"partly shared with similar variants{_across_note(across)}; the variants' errors "
              f"scaled by {TRAINED_SCALE} as calibrated on the shipped ground truths, and per "
-             "configuration "
-             "by what its measurements show of the variants' errors and the timing noise there; "
+             "configuration by what its measurements show of the variants' errors and the timing noise there; "
              "the best expected variant of each skeleton measured before it may stop")
     found = effects is not None and kernel_prior(variants, feature_rows, log_predicted,
                                                  configurations, effects)

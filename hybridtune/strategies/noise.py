@@ -149,8 +149,8 @@ def measured(measurements: pd.DataFrame, hardware_id: str | None = None) -> Nois
     passes: dict = {}
     for row in pairs.itertuples(index=False):
         key = tuple(getattr(row, name) for name in CONFIG)
-        passes.setdefault(key, {})[row.variant] = (float(row.one), float(row.two),
-                                                    _ci(row.one_ci), _ci(row.two_ci))
+        passes.setdefault(key, {})[row.variant] = (
+            float(row.one), float(row.two), *np.nan_to_num([row.one_ci, row.two_ci]).tolist())
     return Noise(np.concatenate([errors, -errors]),
                  f"measured: {len(pairs)} pairs of passes in {len(configurations)} "
                  "configuration(s): a pool timed in both replayed from them, others drawn from "
@@ -204,12 +204,6 @@ def pool_draws(noise: Noise | None, seed: int, pool, rounds: int = 1) -> np.ndar
     drawn[:, 0] = np.log(one / pool.times)
     drawn.ci_rel = np.array([timed[v][2 + seed % 2] for v in variants])
     return drawn
-
-
-def _ci(value) -> float:
-    """A stored ci_rel, 0 where unknown."""
-    value = float(value)
-    return value if math.isfinite(value) else 0.0
 
 
 def seeded_generator(seed: int, key: tuple) -> np.random.Generator:
