@@ -42,7 +42,7 @@ TRAINED_SCALE = 0.4
 # A model of other hardware as the prior (tune --prior STORE): a variant's own error (log time)
 # widened by this, what leaving one host and one IVP out measured between the shipped ground truths
 HARDWARE_SPREAD = 0.126
-BETTER_BY = 0.03         # the event scored: an unmeasured variant this much faster than the best held
+BETTER_BY = 0.03         # an unmeasured variant this much faster than the best held: the stop's event
 DRAWS = 512              # joint draws behind the chance that some variant is better
 DRAWS_SEED = 0           # of the prior's joint draws and their observation noise
 
@@ -146,18 +146,18 @@ class Belief:
         mean, k_ao, taken = self._conditioned(among)
         return mean, self.cov[np.ix_(among, among)] - k_ao @ taken
 
-    def chance_any(self, best: int, among, free) -> float:
-        """P(some candidate among these where free is true is BETTER_BY faster than best): from
-        DRAWS joint draws, so that what the candidates' errors share counts once (drawn the same
-        for the same observations, live and replayed)."""
+    def chance_any(self, held, among, free) -> float:
+        """P(some candidate among these where free is true is BETTER_BY faster than every one
+        where held is true): from DRAWS joint draws, so that what the candidates' errors share
+        counts once (drawn the same for the same observations, live and replayed)."""
         among = np.asarray(among)
-        free = np.asarray(free, bool)
-        if not free.any():
-            return 0.0
+        free, held = np.asarray(free, bool), np.asarray(held, bool)
+        if not free.any() or not held.any():
+            return float(free.any())
         mean, _ = self.posterior()
         draws = mean[among, None] + self._posterior_draws(among)
-        held = draws[int(np.flatnonzero(among == best)[0])] + math.log(1 - BETTER_BY)
-        return float(np.mean(draws[free].min(axis=0) < held))
+        fastest_held = draws[held].min(axis=0) + math.log(1 - BETTER_BY)
+        return float(np.mean(draws[free].min(axis=0) < fastest_held))
 
     def _posterior_draws(self, among: np.ndarray) -> np.ndarray:
         """DRAWS joint draws of these candidates' log times given the observations, less their

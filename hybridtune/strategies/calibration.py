@@ -1,8 +1,8 @@
 """Whether hybrid's chances mean what they say: a reliability table and Brier skill over a replay.
 
-At each stop decision of a replay, its chance that some unmeasured variant is 3% faster than the
-best held is set against whether one was (by the stored times); a reliability table by decile and
-the Brier skill against a constant chance.
+At each stop decision of a replay, its chance that some unmeasured variant is 3% faster than every
+measured one is set against whether one was (by the stored times); a reliability table by decile
+and the Brier skill against a constant chance.
 """
 
 from __future__ import annotations
@@ -18,15 +18,14 @@ BINS = 10
 def outcomes(times: np.ndarray, order: tuple, decisions) -> list[tuple[float, bool]]:
     """(chance, happened) of each decision of a hybrid replay that measured `order` (pool rows,
     which are its search's positions) with these stored times: whether an unmeasured variant
-    then was BETTER_BY faster than the best held."""
+    then was BETTER_BY faster than every measured one (failed ones, NaN, count as neither)."""
     out = []
     for decision in decisions:
         measured = np.zeros(len(times), bool)
         measured[list(order[:decision.measured])] = True
-        if measured.all():
-            continue
-        happened = bool(times[~measured].min() < times[decision.best] * (1 - BETTER_BY))
-        out.append((decision.chance, happened))
+        left, held = times[~measured & np.isfinite(times)], times[measured & np.isfinite(times)]
+        if len(left) and len(held):
+            out.append((decision.chance, bool(left.min() < held.min() * (1 - BETTER_BY))))
     return out
 
 
@@ -58,8 +57,8 @@ def reliability(pairs: list[tuple[float, bool]]) -> dict:
     brier = float(np.mean((chance - happened) ** 2))
     base = float(happened.mean())
     constant = float(np.mean((base - happened) ** 2))
-    return {"event": f"an unmeasured variant more than {100 * BETTER_BY:g}% faster than the best "
-                     "held, at each stop decision",
+    return {"event": f"an unmeasured variant more than {100 * BETTER_BY:g}% faster than every "
+                     "measured one, at each stop decision",
             "decisions": len(pairs), "observed_frequency": base, "bins": table,
             "brier": brier, "brier_constant": constant,
             "brier_skill": 1 - brier / constant if constant > 0 else float("nan")}

@@ -21,9 +21,10 @@ NEGLIGIBLE = 1e-3       # the most the stop's chance may be off by leaving unlik
 
 @dataclass(frozen=True)
 class Decision:
-    """One stop decision: the chance that some unmeasured variant is BETTER_BY faster than the
-    best held, the number of them expected, the best held (a position) and how many were
-    measured then (the first `measured` of the search's order)."""
+    """One stop decision: the chance that some unmeasured variant is BETTER_BY faster than every
+    measured one (stopping then loses more than that whichever measured one is chosen), the number
+    of unmeasured variants expected BETTER_BY faster than the best held, the best held (a
+    position) and how many were measured then (the first `measured` of the search's order)."""
     chance: float
     expected: float
     best: int
@@ -122,8 +123,10 @@ class HybridSearch(Search):
             return None
         chances = self.belief.chances(best, self.among)
         chances[list(self.busy | self.excluded)] = 0.0
-        free = np.ones(self.size, bool)
-        free[[i - self.start for i in self.belief.observed if 0 <= i - self.start < self.size]] = False
+        measured = np.zeros(self.size, bool)
+        measured[[i - self.start for i in self.belief.observed
+                  if 0 <= i - self.start < self.size]] = True
+        free = ~measured
         free[list(self.busy | self.excluded)] = False
         # the joint draws leave out the least likely free variants while their chances sum to at
         # most NEGLIGIBLE: the chance that any is better moves by no more than that
@@ -131,8 +134,8 @@ class HybridSearch(Search):
         by_chance = np.argsort(free_chances, kind="stable")
         left_out = by_chance[np.cumsum(free_chances[by_chance]) <= NEGLIGIBLE]
         free[left_out] = False
-        kept = np.union1d(np.flatnonzero(free), [best - self.start])
-        return Decision(self.belief.chance_any(best, self.among[kept], free[kept]),
+        kept = np.flatnonzero(free | measured)
+        return Decision(self.belief.chance_any(measured[kept], self.among[kept], free[kept]),
                         float(chances.sum()), best - self.start, self.measured)
 
     def _end(self, why: str) -> None:

@@ -292,12 +292,29 @@ def test_the_chance_is_drawn_the_same_for_the_same_observations_and_shares_the_p
         belief.observe(index, value)
     among, free = np.arange(16), np.ones(16, bool)
     free[[2, 9, 4]] = False
-    first = belief.chance_any(4, among, free)
+    first = belief.chance_any(~free, among, free)
     again = dataclasses.replace(belief, observed=dict(belief.observed))
     assert again.drawn is belief.drawn
     fresh = dataclasses.replace(belief, observed=dict(belief.observed), drawn={})
-    assert again.chance_any(4, among, free) == first == fresh.chance_any(4, among, free)
+    assert again.chance_any(~free, among, free) == first == fresh.chance_any(~free, among, free)
     assert 0 < first < 1
+
+
+def test_the_chance_is_against_the_fastest_measured_not_the_one_held_best():
+    # two measured: a slow one and one far faster than any unmeasured could be; stopping risks
+    # nothing then, whichever of the two the search holds best
+    size = 6
+    cov = 0.02 * np.eye(size) + 0.01
+    belief = Belief.of(np.full(size, -9.0), np.zeros(size), cov)
+    belief.observe(0, -8.7)
+    belief.observe(1, -10.0)
+    among, free = np.arange(size), np.array([False, False, True, True, True, True])
+    slow_only = belief.chance_any(np.array([True] + [False] * 5), among, free)
+    both = belief.chance_any(~free, among, free)
+    assert slow_only > 0.5 and both < 0.01
+    # nothing measured yet, or nothing left: the event is certain, or impossible
+    assert belief.chance_any(np.zeros(size, bool), among, free) == 1.0
+    assert belief.chance_any(~free, among, np.zeros(size, bool)) == 0.0
 
 
 def test_the_draws_root_is_a_square_root_of_the_covariance_even_where_it_is_singular():

@@ -88,13 +88,14 @@ def test_k_picks_at_once_by_the_constant_liar_leave_the_belief_as_it_was(fixture
 
 
 def test_decisions_are_scored_against_what_the_pool_held():
-    times = np.array([1.0, 0.9, 1.2, 0.5])
+    times = np.array([1.0, 0.9, 0.88, np.nan])
     order = (0, 1, 3, 2)
-    decisions = [Decision(0.8, 2.0, 0, 1), Decision(0.3, 0.5, 1, 2), Decision(0.2, 0.2, 3, 3),
-                 Decision(0.1, 0.1, 3, 4)]
-    # row 0 held: row 3 (0.5) unmeasured and 3% faster; row 1 held: row 3 still; row 3 held: only
-    # row 2 (1.2) left, not faster; all measured: no decision to score
-    assert calibration.outcomes(times, order, decisions) == [(0.8, True), (0.3, True),
+    decisions = [Decision(0.8, 2.0, 0, 1), Decision(0.3, 0.5, 0, 2), Decision(0.2, 0.2, 0, 3),
+                 Decision(0.1, 0.1, 0, 4)]
+    # row 0 measured: row 2 (0.88) unmeasured and 3% faster; rows 0 and 1 measured, row 0 still
+    # held best: row 2 is not 3% faster than row 1 (0.9), what a stop there keeps; row 3 failed
+    # (NaN) counts as neither; all measured: no decision to score
+    assert calibration.outcomes(times, order, decisions) == [(0.8, True), (0.3, False),
                                                              (0.2, False)]
 
 
