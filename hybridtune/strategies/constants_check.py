@@ -1,10 +1,12 @@
 """Hybrid's trained scale and stop chosen on one ground truth and scored on the other, both ways.
 
 Each store's models are fitted with one IVP left out; hybrid is replayed on the left-out IVP's
-whole pools under the store's own noise for every scale and stop of the grid. A store chooses the
-scale of best Brier skill (at the default stop), then the largest stop whose mean loss stays within
-CEILING_SLACK of the ceiling (RunAll with raced contenders) and whose 90th percentile within
-P90_BOUND; its choice is then scored on the other store.
+whole pools under the store's own noise for every scale and stop of the grid. A store chooses, at
+the default stop, the scale that measures least among those whose Brier skill is within one
+standard error of the best (by a bootstrap over configurations: the one-standard-error rule), then
+the largest stop whose mean loss stays within CEILING_SLACK of the ceiling (RunAll with raced
+contenders) and whose 90th percentile within P90_BOUND; its choice is then scored on the other
+store.
 """
 
 from __future__ import annotations
@@ -26,12 +28,15 @@ SCALES = (0.4, 0.6, 0.8, 1.0)
 STOPS = (0.05, 0.1, 0.25, 0.5)
 CEILING_SLACK = 0.5      # points of mean loss a stop may give away against the ceiling
 P90_BOUND = 3.0          # the 90th percentile of loss (%) a stop must keep
+RESAMPLES = 1000         # bootstrap resamples of the configurations behind a skill's standard error
 
 
 @dataclass(frozen=True)
 class Scores:
     """Hybrid at one scale and stop on one store: its stop chances' Brier skill, its loss (%)
-    over every configuration and noise seed, and what it measured per configuration."""
+    over every configuration and noise seed, and what it measured per configuration.
+    by_configuration: per configuration (in a fixed order) its decisions, their squared error
+    and how many of them saw the event, what a bootstrap of the skill resamples."""
     scale: float
     stop: float
     brier_skill: float
@@ -39,6 +44,7 @@ class Scores:
     loss_pct_p90: float
     measured_mean: float
     decisions: int
+    by_configuration: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -74,20 +80,28 @@ def _fold(setting, ivp: str) -> Fold | None:
 def scored(setting, found: list, scale: float, stop: float) -> Scores:
     """Hybrid replayed on every fold with the trained covariance scaled by `scale` (in place of
     TRAINED_SCALE) and stopping below `stop`, under each noise seed."""
-    pairs, losses, measured = [], [], []
+    pairs, losses, measured, by_configuration = [], [], [], []
     for fold in found:
         for group, (belief, note) in fold.groups:
             prior = (belief.widened(scale / TRAINED_SCALE), note)
+            mine: dict = {pool.key: [] for pool in group}
             for seed in range(setting.seeds):
                 drawn = [setting.errors[p.key][seed] for p in group]
                 for pool, result in zip(group, replay.hybrid_together(
                         group, fold.fitted, stop, errors=drawn, prior=prior)):
-                    pairs += calibration.outcomes(pool.times, result.order, result.decisions)
+                    mine[pool.key] += calibration.outcomes(pool.times, result.order,
+                                                           result.decisions)
                     losses.append(metrics.pool_loss(pool.times, result.chosen))
                     measured.append(len(result.order))
+            for decided in mine.values():
+                pairs += decided
+                chance, happened = np.array(decided, float).reshape(-1, 2).T
+                by_configuration.append((len(decided), float(np.sum((chance - happened) ** 2)),
+                                         float(happened.sum())))
     skill = calibration.reliability(pairs).get("brier_skill", float("nan"))
     return Scores(scale, stop, float(skill), float(100 * np.mean(losses)),
-                  float(100 * np.percentile(losses, 90)), float(np.mean(measured)), len(pairs))
+                  float(100 * np.percentile(losses, 90)), float(np.mean(measured)), len(pairs),
+                  tuple(by_configuration))
 
 
 def _scored_at(shared: tuple, point: tuple) -> Scores:
@@ -105,17 +119,43 @@ def ceiling_loss(setting, found: list) -> float:
 
 
 def chosen(grid: list[Scores], ceiling: float) -> tuple[float, float]:
-    """(scale, stop) a store chooses: the scale of best Brier skill at the default stop, then at
-    that scale the largest stop within CEILING_SLACK of the ceiling and P90_BOUND, else the stop
-    of least mean loss."""
-    at_default = [s for s in grid if s.stop == HYBRID_STOP]
-    scale = max(at_default, key=lambda s: s.brier_skill).scale
+    """(scale, stop) a store chooses: at the default stop the scale that measures least among
+    those within one standard error of the best skill (least_measured_near_best), then at that
+    scale the largest stop within CEILING_SLACK of the ceiling and P90_BOUND, else the stop of
+    least mean loss."""
+    scale = least_measured_near_best([s for s in grid if s.stop == HYBRID_STOP]).scale
     mine = [s for s in grid if s.scale == scale]
     good = [s for s in mine if s.loss_pct_mean <= ceiling + CEILING_SLACK
             and s.loss_pct_p90 <= P90_BOUND]
     stop = max(good, key=lambda s: s.stop).stop if good else \
         min(mine, key=lambda s: s.loss_pct_mean).stop
     return scale, stop
+
+
+def least_measured_near_best(points: list[Scores]) -> Scores:
+    """Of these points (one stop, several scales), the one that measures least among those whose
+    skill falls short of the best by no more than the standard error of the difference, from
+    RESAMPLES bootstrap resamples of the configurations (paired: the same resample for each
+    point). Where the points carry no configurations, the best skill."""
+    best = max(points, key=lambda s: s.brier_skill)
+    sizes = {len(s.by_configuration) for s in points}
+    if len(sizes) != 1 or not sizes.pop():
+        return best
+    picks = np.random.default_rng(0).integers(0, len(best.by_configuration),
+                                              (RESAMPLES, len(best.by_configuration)))
+    near = [s for s in points
+            if best.brier_skill - s.brier_skill
+            <= np.nanstd(_resampled_skill(best, picks) - _resampled_skill(s, picks))]
+    return min(near, key=lambda s: (s.measured_mean, s.scale))
+
+
+def _resampled_skill(point: Scores, picks: np.ndarray) -> np.ndarray:
+    """The Brier skill of each resample (rows of configuration indices) of the point's decisions."""
+    count, squared, events = np.asarray(point.by_configuration, float)[picks].sum(axis=1).T
+    frequency = events / np.maximum(count, 1)
+    constant = frequency * (1 - frequency)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(constant > 0, 1 - squared / count / constant, np.nan)
 
 
 def store_grid(rows: Rows, noise: Noise | None, seeds: int, scales=SCALES,

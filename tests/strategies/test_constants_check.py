@@ -83,3 +83,28 @@ def test_each_direction_scores_one_stores_choice_on_the_other():
     assert lines[at + 2].split()[:4] == ["out", "of", "sample", "1.00"]
     assert lines[at + 2].split()[4:6] == [f"{D:g}", "-0.100"]
     assert lines[at + 3].split()[:4] == ["its", "own", "choice", f"{TRAINED_SCALE:.2f}"]
+
+
+def by_configuration(squared):
+    # 100 decisions per configuration, 30 of which saw the event: a constant chance scores 0.21
+    return tuple((100, float(s), 30.0) for s in squared)
+
+
+def point(scale, squared, measured):
+    skill = 1 - sum(squared) / (100 * len(squared)) / 0.21
+    return Scores(scale, D, skill, 1.0, 1.0, measured, 100 * len(squared), by_configuration(squared))
+
+
+def test_a_scale_within_one_standard_error_of_the_best_skill_that_measures_less_is_chosen():
+    wide = point(0.6, [15, 25, 12, 20, 18, 16], measured=41.0)
+    narrow = point(0.4, [16, 22, 14, 21, 17, 19], measured=39.0)
+    assert wide.brier_skill > narrow.brier_skill
+    # the configurations disagree on which is better: the difference is within its noise
+    assert constants_check.least_measured_near_best([wide, narrow]) is narrow
+    assert constants_check.chosen([wide, narrow], 0.8) == (0.4, D)
+    # every configuration scores the wide scale better by the same margin: the best skill stands
+    clearly = point(0.4, [20, 30, 17, 25, 23, 21], measured=39.0)
+    assert constants_check.least_measured_near_best([wide, clearly]) is wide
+    # without configurations to resample, the best skill
+    assert constants_check.least_measured_near_best(
+        [scores(0.6, D, 0.12, 1.0), scores(0.4, D, 0.10, 1.0)]).scale == 0.6
