@@ -36,8 +36,8 @@ SHIPPED_EFFECTS = shipped()
 THREADS_CORRELATION = 0.75
 # A trained model's covariance of its variants' errors (all but a configuration's common one) is
 # scaled by this before each configuration fits its own scale (learn/adapt.py): of the grid 0.4-1,
-# the factor of best Brier skill of hybrid's stop chances on the shipped ground truth and on the
-# AMD EPYC one (evaluate --constants)
+# the one both ground truths choose, measuring least within a standard error of the best Brier
+# skill of hybrid's stop chances (evaluate --constants)
 TRAINED_SCALE = 0.4
 # A model of other hardware as the prior (tune --prior STORE): a variant's own error (log time)
 # widened by this, what leaving one host and one IVP out measured between the shipped ground truths
