@@ -192,17 +192,22 @@ class PassDraws(np.ndarray):
 def pool_draws(noise: Noise | None, seed: int, pool, rounds: int = 1) -> np.ndarray:
     """draws() for a pool (key, frame of variants, times): where the store timed each of its
     variants in two passes, the first timings are one of them (seed even: the first pass, odd:
-    the second) about the pool's times, with that pass's own intervals (PassDraws), and only
-    the re-timings are drawn."""
+    the second) about the pool's times, and only the re-timings are drawn. Where it timed some
+    of them twice, the first timings are drawn too, but each variant timed twice is told one
+    pass's own interval (PassDraws), not the one spanning both."""
     size = len(pool.frame)
     timed = noise.passes.get(tuple(pool.key)) if noise is not None else None
+    drawn = draws(noise, seed, pool.key, size, rounds)
+    if not timed:
+        return drawn
     variants = pool.frame["variant"].tolist()
-    if not timed or not all(v in timed for v in variants):
-        return draws(noise, seed, pool.key, size, rounds)
-    drawn = draws(noise, seed, pool.key, size, rounds).view(PassDraws)
-    one = np.array([timed[v][seed % 2] for v in variants])
-    drawn[:, 0] = np.log(one / pool.times)
-    drawn.ci_rel = np.array([timed[v][2 + seed % 2] for v in variants])
+    drawn = drawn.view(PassDraws)
+    own = pool.frame["ci_rel"].to_numpy(float)
+    drawn.ci_rel = np.array([timed[v][2 + seed % 2] if v in timed else own[row]
+                             for row, v in enumerate(variants)])
+    if all(v in timed for v in variants):
+        one = np.array([timed[v][seed % 2] for v in variants])
+        drawn[:, 0] = np.log(one / pool.times)
     return drawn
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -111,6 +112,25 @@ def test_a_search_replaying_one_pass_is_told_that_pass_s_interval_not_one_spanni
     # the pool's own interval spans both passes: wider than either pass's where they disagree
     spanning = pool.frame["ci_rel"].to_numpy(float)[:10]
     assert np.any(spanning > np.array(own) + 0.01)
+
+
+def test_a_variant_timed_twice_in_a_pool_timed_twice_only_in_part_is_told_one_pass_s_interval(amd):
+    predictions, measurements = amd
+    found = noise.measured(measurements)
+    pool = replay.configuration_pools(joined_rows(predictions, measurements))[0]
+    key = tuple(pool.key)
+    twice = dict(list(found.passes[key].items())[::2])       # every other variant timed twice
+    partly = dataclasses.replace(found, passes={**found.passes, key: twice})
+    spanning = pool.frame["ci_rel"].to_numpy(float)
+    for seed in (0, 1):
+        drawn = noise.pool_draws(partly, seed, pool)
+        # the first timings are drawn, not a stored pass
+        assert not np.allclose(drawn[:, 0], noise.pool_draws(found, seed, pool)[:, 0])
+        expected = [twice[v][2 + seed] if v in twice else spanning[row]
+                    for row, v in enumerate(pool.frame["variant"])]
+        assert drawn.ci_rel == pytest.approx(expected)
+    assert any(twice[v][2] < spanning[row] - 0.01 for row, v in enumerate(pool.frame["variant"])
+               if v in twice)
 
 
 def test_run_all_replayed_from_the_passes_loses_no_more_than_the_passes_imply(amd):
