@@ -26,6 +26,11 @@ from hybridtune.learn.train import pool_offsets
 SHIPPED_ERRORS = OfflineErrors(slope=0.143, slope_spread=0.609, shared=1.19, length=80.6,
                                own=0.0388, pools=15)
 OFFSET_SPREAD = 0.33
+# Without a model, where the variants' kernels are known: how far a configuration's differences
+# between its variants may be the kernel effects' scaled (sd of the factor about 1, as each
+# configuration's own scales are a priori, learn/adapt.py); a pool flatter than the effects say
+# is then told by a few measurements, not read as variants that differ widely
+EFFECTS_SLOPE_SPREAD = 1.0
 # Without a model, where the variants' kernels are known: the kernel effects measured on the
 # shipped ground truths' whole pools (learn/kernel_effects)
 SHIPPED_EFFECTS = shipped()
@@ -339,8 +344,9 @@ def prior_belief(fitted, variants, feature_rows, predicted_s, configurations=Non
 def kernel_prior(variants, feature_rows, log_predicted: np.ndarray, configurations,
                  effects: KernelEffects) -> Belief | None:
     """The belief under the kernel effects: per configuration its level about the mean predicted
-    (OFFSET_SPREAD, the fixed part) and the effects' covariance with a variant's own error (the
-    part each configuration scales, Belief.adapt); the effects' deviations correlated
+    and the effects' differences scaled by an uncertain factor (OFFSET_SPREAD,
+    EFFECTS_SLOPE_SPREAD: the fixed part) and the effects' covariance with a variant's own error
+    (the part each configuration scales, Belief.adapt); the effects' deviations correlated
     THREADS_CORRELATION between configurations of one n and ranks at other thread counts, not
     between sizes. None where a configuration's kernels are all unknown to the effects."""
     size = len(log_predicted)
@@ -355,7 +361,9 @@ def kernel_prior(variants, feature_rows, log_predicted: np.ndarray, configuratio
         if found is None:
             return None
         mean[mine], block, designs[key] = found
-        fixed[np.ix_(mine, mine)] = OFFSET_SPREAD ** 2
+        effect = mean[mine] - mean[mine].mean()
+        fixed[np.ix_(mine, mine)] = OFFSET_SPREAD ** 2 + \
+            EFFECTS_SLOPE_SPREAD ** 2 * np.outer(effect, effect)
         scaled[np.ix_(mine, mine)] = block
         rows[key] = mine
     spread = np.asarray(effects.cov)

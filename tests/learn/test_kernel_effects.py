@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from hybridtune.describe.library import PROJECT_ROOT
-from hybridtune.learn.belief import (OFFSET_SPREAD, THREADS_CORRELATION, kernel_prior,
-                                     prior_belief)
+from hybridtune.learn.belief import (EFFECTS_SLOPE_SPREAD, OFFSET_SPREAD, THREADS_CORRELATION,
+                                     kernel_prior, prior_belief)
 from hybridtune.learn.kernel_effects import (PREDICTED, effects_prior, fitted_effects, shipped,
                                              tokens)
 from hybridtune.pipeline.prior_stores import stores_kernel_effects
@@ -62,7 +62,9 @@ def test_a_measurement_teaches_the_variants_that_share_its_kernels(fixture_rows)
     variants, rows = frame["variant"].tolist(), frame["features"].tolist()
     lp = np.log(frame["predicted_s"].to_numpy(float))
     belief = kernel_prior(variants, rows, lp, [(1, 1)] * len(variants), effects)
-    assert belief.parts and np.allclose(belief.parts[0], OFFSET_SPREAD ** 2)
+    effect = belief.mean - belief.mean.mean()
+    assert belief.parts and np.allclose(
+        belief.parts[0], OFFSET_SPREAD ** 2 + EFFECTS_SLOPE_SPREAD ** 2 * np.outer(effect, effect))
     first = 0
     kernels = set(tokens(variants[first], rows[first]))
     shared = {i: len(kernels & set(tokens(variants[i], rows[i]))) for i in range(1, len(variants))}
@@ -75,6 +77,23 @@ def test_a_measurement_teaches_the_variants_that_share_its_kernels(fixture_rows)
     # the level moves every variant; those sharing its kernels learn more of their own effects
     assert np.all(mean[1:] > belief.mean[1:])
     assert np.mean((after / before)[sharing]) < np.mean((after / before)[apart])
+
+
+def test_a_pool_flatter_than_the_effects_say_is_told_by_a_few_measurements(fixture_rows):
+    pools, _ = _drawn(fixture_rows, pools=8)
+    effects = fitted_effects(pools[1:])
+    frame = pools[0]
+    variants, rows = frame["variant"].tolist(), frame["features"].tolist()
+    lp = np.log(frame["predicted_s"].to_numpy(float))
+    belief = kernel_prior(variants, rows, lp, [(1, 1)] * len(variants), effects)
+    # six measurements, the fastest and slowest expected among them, all of one time
+    by_mean = np.argsort(belief.mean)
+    measured = [*by_mean[:3], *by_mean[-3:]]
+    for i in measured:
+        belief.observe(int(i), float(belief.mean.mean()))
+    mean, _ = belief.posterior()
+    rest = np.setdiff1d(np.arange(len(variants)), measured)
+    assert np.std(mean[rest]) < 0.5 * np.std(belief.mean[rest])
 
 
 def test_other_thread_counts_of_one_size_learn_from_each_other_other_sizes_do_not(fixture_rows):
@@ -93,7 +112,9 @@ def test_other_thread_counts_of_one_size_learn_from_each_other_other_sizes_do_no
     np.testing.assert_allclose(belief.cov[first, threads],
                                THREADS_CORRELATION * z @ np.asarray(effects.cov) @ z.T)
     assert not belief.cov[first, other_size].any() and not belief.cov[threads, other_size].any()
-    np.testing.assert_allclose(belief.cov[first, first], OFFSET_SPREAD ** 2 + own)
+    effect = belief.mean[first] - belief.mean[first].mean()
+    np.testing.assert_allclose(belief.cov[first, first], OFFSET_SPREAD ** 2 + own
+                               + EFFECTS_SLOPE_SPREAD ** 2 * np.outer(effect, effect))
     # a variant slower than expected at one thread count is expected slower at the other
     before = belief.mean.copy()
     for i in range(4):
