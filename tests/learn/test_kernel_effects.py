@@ -55,13 +55,18 @@ def test_effects_are_recovered_from_pools_drawn_with_them(fixture_rows):
                 for p in pools]), rel=0.8)
 
 
-def test_a_measurement_teaches_the_variants_that_share_its_kernels(fixture_rows):
+def _one_pool_belief(fixture_rows):
+    """A drawn pool's variants, feature rows and its belief under the effects of seven others."""
     pools, _ = _drawn(fixture_rows, pools=8)
     effects = fitted_effects(pools[1:])
     frame = pools[0]
     variants, rows = frame["variant"].tolist(), frame["features"].tolist()
     lp = np.log(frame["predicted_s"].to_numpy(float))
-    belief = kernel_prior(variants, rows, lp, [(1, 1)] * len(variants), effects)
+    return variants, rows, kernel_prior(variants, rows, lp, [(1, 1)] * len(variants), effects)
+
+
+def test_a_measurement_teaches_the_variants_that_share_its_kernels(fixture_rows):
+    variants, rows, belief = _one_pool_belief(fixture_rows)
     effect = belief.mean - belief.mean.mean()
     assert belief.parts and np.allclose(
         belief.parts[0], OFFSET_SPREAD ** 2 + EFFECTS_SLOPE_SPREAD ** 2 * np.outer(effect, effect))
@@ -80,12 +85,7 @@ def test_a_measurement_teaches_the_variants_that_share_its_kernels(fixture_rows)
 
 
 def test_a_pool_flatter_than_the_effects_say_is_told_by_a_few_measurements(fixture_rows):
-    pools, _ = _drawn(fixture_rows, pools=8)
-    effects = fitted_effects(pools[1:])
-    frame = pools[0]
-    variants, rows = frame["variant"].tolist(), frame["features"].tolist()
-    lp = np.log(frame["predicted_s"].to_numpy(float))
-    belief = kernel_prior(variants, rows, lp, [(1, 1)] * len(variants), effects)
+    variants, rows, belief = _one_pool_belief(fixture_rows)
     # six measurements, the fastest and slowest expected among them, all of one time
     by_mean = np.argsort(belief.mean)
     measured = [*by_mean[:3], *by_mean[-3:]]
