@@ -47,7 +47,8 @@ TRAINED_SCALE = 0.4
 # A model of other hardware as the prior (tune --prior STORE): a variant's own error (log time)
 # widened by this, what leaving one host and one IVP out measured between the shipped ground truths
 HARDWARE_SPREAD = 0.126
-BETTER_BY = 0.03         # an unmeasured variant this much faster than the best held: the stop's event
+# the stop's event: an unmeasured variant this much faster than the best held
+BETTER_BY = 0.03
 DRAWS = 512              # joint draws behind the chance that some variant is better
 DRAWS_SEED = 0           # of the prior's joint draws and their observation noise
 
@@ -319,7 +320,8 @@ def prior_belief(fitted, variants, feature_rows, predicted_s, configurations=Non
              f"configuration, {fitted.variant_spread:.3f} of a variant's own (log time), "
              f"partly shared with similar variants{_across_note(across)}; the variants' errors "
              f"scaled by {TRAINED_SCALE} as calibrated on the shipped ground truths, and per "
-             "configuration by what its measurements show of the variants' errors and the timing noise there; "
+             "configuration by what its measurements show of the variants' errors and the "
+             "timing noise there; "
              "the best expected variant of each skeleton measured before it may stop")
     found = effects is not None and kernel_prior(variants, feature_rows, log_predicted,
                                                  configurations, effects)

@@ -20,10 +20,11 @@ def outcomes(times: np.ndarray, order: tuple, decisions) -> list[tuple[float, bo
     which are its search's positions) with these stored times: whether an unmeasured variant
     then was BETTER_BY faster than every measured one (failed ones, NaN, count as neither)."""
     out = []
+    finite = np.isfinite(times)
     for decision in decisions:
         measured = np.zeros(len(times), bool)
         measured[list(order[:decision.measured])] = True
-        left, held = times[~measured & np.isfinite(times)], times[measured & np.isfinite(times)]
+        left, held = times[~measured & finite], times[measured & finite]
         if len(left) and len(held):
             out.append((decision.chance, bool(left.min() < held.min() * (1 - BETTER_BY))))
     return out

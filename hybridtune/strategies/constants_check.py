@@ -139,7 +139,7 @@ def least_measured_near_best(points: list[Scores]) -> Scores:
     point). Where the points carry no configurations, the best skill."""
     best = max(points, key=lambda s: s.brier_skill)
     sizes = {len(s.by_configuration) for s in points}
-    if len(sizes) != 1 or not sizes.pop():
+    if len(sizes) != 1 or 0 in sizes:
         return best
     picks = np.random.default_rng(0).integers(0, len(best.by_configuration),
                                               (RESAMPLES, len(best.by_configuration)))

@@ -105,21 +105,20 @@ def drive(pool: StoredPool, search: Search, rows: list[int], errors: np.ndarray 
             order.append(row)
             seen[row] = float(times[row] * math.exp(errors[row, 0]))
             search.tell(position, seen[row], float(ci[row]))
-    return replace(_finished(pool, tuple(order), seen, errors, as_stored, rounds),
+    return replace(_finished(pool, tuple(order), seen, errors, ci, as_stored, rounds),
                    decisions=tuple(getattr(search, "decisions", ())))
 
 
-def _finished(pool: StoredPool, order: tuple, seen: dict, errors: np.ndarray, as_stored: bool,
-              rounds: int = 1) -> Replay:
-    """The replay of a search that measured `order` (seen: row -> the time it was told): its
-    close contenders raced and the choice made as live. as_stored: a re-timing is the store's
+def _finished(pool: StoredPool, order: tuple, seen: dict, errors: np.ndarray, ci: np.ndarray,
+              as_stored: bool, rounds: int = 1) -> Replay:
+    """The replay of a search that measured `order` (seen: row -> the time it was told, ci: each
+    row's interval as it was told): its close contenders raced and the choice made as live. as_stored: a re-timing is the store's
     where it holds one (the replay of a run); else the draws of `rounds` interleaved rounds
     (errors[row, 1:1 + rounds], their mean in log) about the stored time, which is what
     evaluations judge by."""
     if not order:
         return Replay(order, -1)
     frame = pool.frame
-    ci = _told_intervals(pool, errors)
     own = getattr(errors, "ci_rel", None) is not None
     low, high = ((frame[name].to_numpy(float) if name in frame and not own
                   else pool.times * (1 + sign * ci))
