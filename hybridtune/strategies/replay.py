@@ -19,7 +19,7 @@ from hybridtune.learn.belief import SHIPPED_EFFECTS, SHIPPED_ERRORS, Belief, pri
 from hybridtune.learn.kernel_effects import KernelEffects
 from hybridtune.learn.offline_errors import OfflineErrors
 from hybridtune.learn.table import CONFIG, Rows
-from hybridtune.strategies.hybrid import HybridSearch, first_cover
+from hybridtune.strategies.hybrid import TEACH_PICKS, HybridSearch, first_cover
 from hybridtune.strategies.protocol import Candidates, Search
 from hybridtune.strategies.registry import sampled, search_for
 
@@ -192,7 +192,8 @@ def hybrid_together(pools: list, fitted, stop: float = HYBRID_STOP,
         size = len(pool.frame)
         covered = first_cover(pool.frame["variant"].tolist(), belief, int(start))
         search = sampled(HybridSearch(belief, size, stop, max_measurements or size, int(start),
-                                      covered), in_rows(pool), sample)
+                                      covered, TEACH_PICKS if fitted is not None else 0),
+                         in_rows(pool), sample)
         out.append(replace(drive(pool, search, list(range(size)),
                                  None if errors is None else errors[index]), note=note))
     return out
