@@ -160,10 +160,16 @@ class Belief:
         free, held = np.asarray(free, bool), np.asarray(held, bool)
         if not free.any() or not held.any():
             return float(free.any())
-        mean, _ = self.posterior()
-        draws = mean[among, None] + self._posterior_draws(among)
+        draws = self.draws(among)
         fastest_held = draws[held].min(axis=0) + math.log(1 - BETTER_BY)
         return float(np.mean(draws[free].min(axis=0) < fastest_held))
+
+    def draws(self, among) -> np.ndarray:
+        """DRAWS joint draws of these candidates' log times given the observations (a row
+        each), the same for the same observations."""
+        among = np.asarray(among)
+        mean, _ = self.posterior()
+        return mean[among, None] + self._posterior_draws(among)
 
     def _posterior_draws(self, among: np.ndarray) -> np.ndarray:
         """DRAWS joint draws of these candidates' log times given the observations, less their
@@ -219,42 +225,6 @@ class Belief:
         seen, _, _, root = self._factor()
         left = cho_solve((root, True), self.cov[np.ix_(seen, rows)], check_finite=False)
         return self.cov[np.ix_(rows, columns)] - left.T @ self.cov[np.ix_(seen, columns)]
-
-    def contenders(self, among) -> np.ndarray:
-        """Per candidate among these, the chance (of the joint draws) that it is within
-        BETTER_BY of the fastest of its configuration (parts' blocks; one where there are
-        none)."""
-        among = np.asarray(among)
-        mean, _ = self.posterior()
-        draws = mean[among, None] + self._posterior_draws(among)
-        blocks = self.parts[2][among] if self.parts else np.zeros(len(among), int)
-        out = np.zeros(len(among))
-        for block in np.unique(blocks):
-            mine = blocks == block
-            fastest = draws[mine].min(axis=0)
-            out[mine] = np.mean(draws[mine] <= fastest - math.log(1 - BETTER_BY), axis=1)
-        return out
-
-    def teaching_pick(self, free, among) -> int | None:
-        """Of the free candidates, the one whose measurement most narrows what is uncertain of
-        the contenders among these: the sum over each configuration's candidates, weighted by
-        their chance of being within BETTER_BY of its fastest, of the variance their difference
-        from the weighted mean of their configuration loses."""
-        free, among = np.asarray(free, int), np.asarray(among, int)
-        if not len(free):
-            return None
-        weights = self.contenders(among)
-        blocks = self.parts[2][among] if self.parts else np.zeros(len(among), int)
-        cross = self.covariance(free, among)
-        contrast = cross.copy()
-        for block in np.unique(blocks):
-            mine = blocks == block
-            share = weights[mine] / max(weights[mine].sum(), 1e-12)
-            contrast[:, mine] -= (cross[:, mine] @ share)[:, None]
-        _, std = self.posterior()
-        own = std[free] ** 2 + TIMING_SPREAD ** 2
-        gain = (contrast ** 2 * weights).sum(axis=1) / own
-        return int(free[int(np.argmax(gain))])
 
     def held_best(self, among) -> int | None:
         """The measured candidate among these of least posterior mean: the best held."""

@@ -14,10 +14,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from hybridtune.learn.belief import BETTER_BY, Belief
+from hybridtune.learn.teaching import teaching_pick
 from hybridtune.strategies.protocol import Search
 
 # With a trained model, a configuration's first pick is the variant whose time tells most of its
-# likely fastest (Belief.teaching_pick), not the one of least expected time: the first measured
+# likely fastest (learn/teaching.py), not the one of least expected time: the first measured
 # variant was within 5% of the best in 58% of the AMD EPYC ground truth's configurations against
 # 32% (20% and 27% on the Xeon's), with as many measured (docs/models.md#first-runs-chosen-to-teach)
 TEACH_PICKS = 1
@@ -171,8 +172,8 @@ class HybridSearch(Search):
         if len(self.own) < self.teach:
             skip = {self.start + i for i in self.busy | self.excluded} | set(self.belief.observed)
             # what it teaches counts for this configuration and those searched after it
-            pick = self.belief.teaching_pick([i for i in self.among if i not in skip],
-                                             np.arange(self.start, len(self.belief.mean)))
+            pick = teaching_pick(self.belief, [i for i in self.among if i not in skip],
+                                 np.arange(self.start, len(self.belief.mean)))
             if pick is not None:
                 return pick - self.start
         held = self.start + decision.best if decision is not None \

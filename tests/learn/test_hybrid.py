@@ -18,6 +18,7 @@ from hybridtune.learn.belief import (OFFSET_SPREAD, SHIPPED_ERRORS, Belief,
 from hybridtune.learn import belief as belief_module, timing
 from hybridtune.learn.timing import TIMING_SPREAD
 from hybridtune.learn.table import Rows
+from hybridtune.learn.teaching import teaching_pick
 from hybridtune.learn.train import fit
 
 
@@ -329,30 +330,13 @@ def test_the_draws_root_is_a_square_root_of_the_covariance_even_where_it_is_sing
     np.testing.assert_allclose(root @ root.T, singular, atol=1e-10)
 
 
-def test_the_teaching_pick_tells_the_likely_fastest_apart_not_their_common_level():
-    # 0 and 1 are the likely fastest, their errors independent; 2 shares 0's error only; 3
-    # shares both alike (their level: it tells their difference nothing); 3 is expected faster
-    # than 2, so a pick by least expected time among the free would take it
-    cov = np.array([[.04, 0, .036, .02], [0, .04, 0, .02], [.036, 0, .04, .018],
-                    [.02, .02, .018, .04]])
-    belief = Belief(np.array([-9.0, -9.0, -8.0, -8.5]), cov, {})
-    chances = belief.contenders([0, 1, 2, 3])
-    assert chances[0] > 0.4 and chances[1] > 0.4 and chances[2] == chances[3] == 0.0
-    assert belief.teaching_pick([2, 3], [0, 1, 2, 3]) == 2
-    # once 0 is measured, what is left to tell is 1's own error
-    belief.observe(0, -9.0)
-    assert belief.teaching_pick([1, 2, 3], [0, 1, 2, 3]) == 1
-    np.testing.assert_allclose(belief.covariance([1, 2], [2, 3]),
-                               belief.joint([1, 2, 3])[1][:2, 1:])
-
-
 def test_with_a_trained_model_the_first_pick_teaches_and_without_one_it_is_the_least_expected(
         fixture_rows, gp_without_cusp):
     pool = _pool(fixture_rows, ("radauIIA7", "Cusp", 6000, 1, 1))
     everything = np.arange(len(pool.frame))
     trained, _ = replay.hybrid_prior([pool], gp_without_cusp)
     bare, _ = replay.hybrid_prior([pool], None)
-    taught = trained.teaching_pick(everything, everything)
+    taught = teaching_pick(trained, everything, everything)
     assert replay.hybrid(pool, gp_without_cusp).order[0] == taught
     assert taught != int(np.argmin(trained.mean))
     assert replay.hybrid(pool, None).order[0] == int(np.argmin(bare.mean))
