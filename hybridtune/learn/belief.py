@@ -325,20 +325,7 @@ def prior_belief(fitted, variants, feature_rows, predicted_s, configurations=Non
         block = {key: i for i, key in enumerate(dict.fromkeys(keys))}
         belief = Belief(log_predicted + mean, fixed + scaled, {},
                         parts=(fixed, scaled, np.array([block[key] for key in keys])))
-        model = (f"the Gaussian process trained on other hardware ({fitted.other_hardware}; a "
-                 f"variant's own error inflated by {fitted.hardware_spread:.3f} as leaving a host "
-                 "and an IVP out measured)" if fitted.other_hardware
-                 else "the trained Gaussian process")
-        return belief, \
-            (f"prior: {model} ({len(fitted.row_ids)} training rows), with "
-             f"the errors it made on left-out IVPs: {fitted.offset_spread:.3f} common to a "
-             f"configuration, {fitted.variant_spread:.3f} of a variant's own (log time), "
-             f"partly shared with similar variants{_across_note(across)}; the variants' errors "
-             f"scaled by {TRAINED_SCALE} as calibrated on the shipped ground truths, and per "
-             "configuration by what its measurements show of the variants' errors and the "
-             "timing noise there; each configuration's first measurement the variant that "
-             "tells most of its likely fastest; "
-             "the best expected variant of each skeleton measured before it may stop")
+        return belief, _trained_note(fitted, across)
     found = effects is not None and kernel_prior(variants, feature_rows, log_predicted,
                                                  configurations, effects)
     if found:
@@ -358,6 +345,22 @@ def prior_belief(fitted, variants, feature_rows, predicted_s, configurations=Non
          f"variants' features and {errors.own:.3f} of a variant's own (log time); the best "
          "predicted variant of each skeleton measured before it may stop")
 
+
+def _trained_note(fitted, across: tuple) -> str:
+    """What a trained model's prior is, as the run tells it."""
+    model = (f"the Gaussian process trained on other hardware ({fitted.other_hardware}; a "
+             f"variant's own error inflated by {fitted.hardware_spread:.3f} as leaving a host "
+             "and an IVP out measured)" if fitted.other_hardware
+             else "the trained Gaussian process")
+    return (f"prior: {model} ({len(fitted.row_ids)} training rows), with the errors it made on "
+            f"left-out IVPs: {fitted.offset_spread:.3f} common to a "
+            f"configuration, {fitted.variant_spread:.3f} of a variant's own (log time), "
+            f"partly shared with similar variants{_across_note(across)}; the variants' errors "
+            f"scaled by {TRAINED_SCALE} as calibrated on the shipped ground truths, and per "
+            "configuration by what its measurements show of the variants' errors and the "
+            "timing noise there; each configuration's first measurement the variant that "
+            "tells most of its likely fastest; the best expected variant of each skeleton "
+            "measured before it may stop")
 
 def kernel_prior(variants, feature_rows, log_predicted: np.ndarray, configurations,
                  effects: KernelEffects) -> Belief | None:

@@ -14,11 +14,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from hybridtune.learn.belief import BETTER_BY, Belief
-from hybridtune.learn.teaching import teaching_pick
+from hybridtune.learn.teaching_pick import teaching_pick
 from hybridtune.strategies.protocol import Search
 
 # With a trained model, a configuration's first pick is the variant whose time tells most of its
-# likely fastest (learn/teaching.py), not the one of least expected time: the first measured
+# likely fastest (learn/teaching_pick.py), not the one of least expected time: the first measured
 # variant was within 5% of the best in 58% of the AMD EPYC ground truth's configurations against
 # 32% (20% and 27% on the Xeon's), with as many measured (docs/models.md#first-runs-chosen-to-teach)
 TEACH_PICKS = 1

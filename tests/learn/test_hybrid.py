@@ -18,7 +18,7 @@ from hybridtune.learn.belief import (OFFSET_SPREAD, SHIPPED_ERRORS, Belief,
 from hybridtune.learn import belief as belief_module, timing
 from hybridtune.learn.timing import TIMING_SPREAD
 from hybridtune.learn.table import Rows
-from hybridtune.learn.teaching import teaching_pick
+from hybridtune.learn.teaching_pick import teaching_pick
 from hybridtune.learn.train import fit
 
 

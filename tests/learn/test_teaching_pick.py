@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from hybridtune.learn.belief import Belief
-from hybridtune.learn.teaching import contenders, teaching_pick
+from hybridtune.learn.teaching_pick import contenders, teaching_pick
 
 
 def test_the_teaching_pick_tells_the_likely_fastest_apart_not_their_common_level():
