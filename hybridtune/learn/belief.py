@@ -362,6 +362,7 @@ def _trained_note(fitted, across: tuple) -> str:
             "tells most of its likely fastest; the best expected variant of each skeleton "
             "measured before it may stop")
 
+
 def kernel_prior(variants, feature_rows, log_predicted: np.ndarray, configurations,
                  effects: KernelEffects) -> Belief | None:
     """The belief under the kernel effects: per configuration its level about the mean predicted

@@ -14,7 +14,7 @@ from hybridtune.learn.table import (KEY, PREDICTION_COLUMNS, hardware_name, join
                                      latest_predictions)
 from hybridtune.pipeline.prior_stores import stores_kernel_effects
 from hybridtune.store import Store
-from hybridtune.strategies.hybrid import TEACH_PICKS, HybridSearch, first_cover
+from hybridtune.strategies.hybrid import HybridSearch, first_cover, teaching_picks
 from hybridtune.strategies.registry import sampled
 
 
@@ -135,7 +135,7 @@ def searches(plans: list, store, machine_sha256: str, hardware_id: str, stop: fl
             mine = [p.id for p in plan.shortlisted]
             covered = first_cover(mine, belief, start)
             search = sampled(HybridSearch(belief, len(mine), stop, max_measurements or len(mine),
-                                          start, covered, TEACH_PICKS if fitted is not None else 0),
+                                          start, covered, teaching_picks(fitted)),
                              plan.candidates, sample)
             for position, vid in enumerate(mine):
                 if vid in plan.reused:

@@ -37,6 +37,12 @@ class Decision:
     measured: int
 
 
+def teaching_picks(fitted) -> int:
+    """How many of a search's first picks are chosen to teach: TEACH_PICKS with a trained model,
+    none without one (on the kernel effects they made hybrid measure more)."""
+    return TEACH_PICKS if fitted is not None else 0
+
+
 def cover(variants: list, predicted_s: list) -> list[int]:
     """The positions of the best predicted variant of each skeleton (an id's part before its
     first '_')."""

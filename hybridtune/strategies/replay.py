@@ -19,7 +19,7 @@ from hybridtune.learn.belief import SHIPPED_EFFECTS, SHIPPED_ERRORS, Belief, pri
 from hybridtune.learn.kernel_effects import KernelEffects
 from hybridtune.learn.offline_errors import OfflineErrors
 from hybridtune.learn.table import CONFIG, Rows
-from hybridtune.strategies.hybrid import TEACH_PICKS, HybridSearch, first_cover
+from hybridtune.strategies.hybrid import HybridSearch, first_cover, teaching_picks
 from hybridtune.strategies.protocol import Candidates, Search
 from hybridtune.strategies.registry import sampled, search_for
 
@@ -112,10 +112,10 @@ def drive(pool: StoredPool, search: Search, rows: list[int], errors: np.ndarray 
 def _finished(pool: StoredPool, order: tuple, seen: dict, errors: np.ndarray, ci: np.ndarray,
               as_stored: bool, rounds: int = 1) -> Replay:
     """The replay of a search that measured `order` (seen: row -> the time it was told, ci: each
-    row's interval as it was told): its close contenders raced and the choice made as live. as_stored: a re-timing is the store's
-    where it holds one (the replay of a run); else the draws of `rounds` interleaved rounds
-    (errors[row, 1:1 + rounds], their mean in log) about the stored time, which is what
-    evaluations judge by."""
+    row's interval as it was told): its close contenders raced and the choice made as live.
+    as_stored: a re-timing is the store's where it holds one (the replay of a run); else the
+    draws of `rounds` interleaved rounds (errors[row, 1:1 + rounds], their mean in log) about
+    the stored time, which is what evaluations judge by."""
     if not order:
         return Replay(order, -1)
     frame = pool.frame
@@ -192,7 +192,7 @@ def hybrid_together(pools: list, fitted, stop: float = HYBRID_STOP,
         size = len(pool.frame)
         covered = first_cover(pool.frame["variant"].tolist(), belief, int(start))
         search = sampled(HybridSearch(belief, size, stop, max_measurements or size, int(start),
-                                      covered, TEACH_PICKS if fitted is not None else 0),
+                                      covered, teaching_picks(fitted)),
                          in_rows(pool), sample)
         out.append(replace(drive(pool, search, list(range(size)),
                                  None if errors is None else errors[index]), note=note))
