@@ -12,9 +12,11 @@ import importlib.util
 import io
 import math
 import os
+import pickle
 import re
 import shutil
 import signal
+import sys
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -94,7 +96,7 @@ def _tools():
     # on first use: kerncraft imports OSACA; a missing OSACA fails an analysis, not an import
     import kerncraft.incore_model, kerncraft.kerncraft, kerncraft.kernel  # noqa: E401 (see above)
     import kerncraft.machinemodel, kerncraft.models, kerncraft.pycparser_utils  # noqa: E401 (above)
-    import osaca.semantics.hw_model     # see above
+    import osaca.parser.parser_x86att, osaca.semantics.hw_model, osaca.semantics.kernel_dg  # noqa: E401
     return kerncraft, osaca
 
 
@@ -164,6 +166,47 @@ def _fail_fast_on_att() -> None:
     incore_model.detect_x86_syntax = lambda code: "ATT" if _ATT_OPERAND.search(code) else detect(code)
 
 
+PARSED_LINES_KEPT = 50_000      # distinct assembly lines a process keeps parsed
+
+
+def _memoise_att_lines() -> None:
+    """OSACA parses each line of AT&T assembly with pyparsing (about 2 ms a line: half of an
+    analysis), and the same lines recur: kerncraft parses a loop's file twice, and the loops of a
+    run share most of their instructions. A line's parse depends on its text alone, so the first
+    parse of a text serves each later one as a copy of its own (the analysis writes into the
+    forms), its line number set."""
+    parser_class = _tools()[1].parser.parser_x86att.ParserX86ATT
+    original = parser_class.parse_line
+    if getattr(original, "memoised", False):
+        return
+    parsed: dict = {}
+
+    def parse_line(self, line, line_number=None):
+        kept = parsed.get(line)
+        if kept is None:
+            form = original(self, line, line_number)
+            if len(parsed) >= PARSED_LINES_KEPT:
+                parsed.clear()
+            parsed[line] = pickle.dumps(form, pickle.HIGHEST_PROTOCOL)
+            return form
+        form = pickle.loads(kept)       # a deep copy, several times faster than copy.deepcopy
+        form.line_number = line_number
+        return form
+
+    parse_line.memoised, parse_line.original = True, original
+    parser_class.parse_line = parse_line
+
+
+def _dependencies_in_process() -> None:
+    """OSACA looks for a loop's carried dependencies in a Manager and one process per CPU where the
+    loop has 50 instructions or more, polls them every 0.2 s and keeps what they found within
+    10 s. An analysis already runs one per core: the processes only wait for the poll, and a
+    loaded host could cut a search short. The search runs in the analysis's own process; its
+    result does not depend on the order paths are found in."""
+    kernel_dg = _tools()[1].semantics.kernel_dg.KernelDG
+    kernel_dg.INSTRUCTION_THRESHOLD = sys.maxsize
+
+
 DIGEST_CHARS = 16
 
 
@@ -197,6 +240,8 @@ def patch_kerncraft() -> None:
     """The run-time changes every in-process kerncraft analysis needs (idempotent)."""
     _share_osaca_models()
     _fail_fast_on_att()
+    _memoise_att_lines()
+    _dependencies_in_process()
     _short_intermediate_locations()
 
 
