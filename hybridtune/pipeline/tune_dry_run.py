@@ -14,7 +14,7 @@ from hybridtune.pipeline.tuning_run import TuneRequest, plan_configurations, sto
 from hybridtune.measure.runner import variant_built
 from hybridtune.strategies.sample import sample_size
 
-SECONDS_PER_ANALYSIS = 2.0      # --dry-run's estimates of one kerncraft analysis and one build
+SECONDS_PER_ANALYSIS = 1.0      # --dry-run's estimates of one kerncraft analysis and one build
 SECONDS_PER_BUILD = 1.5         # (docs/benchmarks.md#constants-set-from-measurements)
 USUAL_SHARE = {"preselect": "{spelling} usually keeps a few percent of the pool",
                "hybrid": "hybrid usually stops after a few percent of the pool"}
