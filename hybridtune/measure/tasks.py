@@ -56,10 +56,12 @@ def reference_after(method, ivp, n: int, h: float, steps: int) -> np.ndarray:
 
 
 def plan_tasks(scenario: Scenario, config: Configuration, variants: list[Variant],
-               options: MeasureOptions = MeasureOptions(), reference: bool = True
-               ) -> list[MeasureTask]:
+               options: MeasureOptions = MeasureOptions(), reference: bool = True,
+               generated: dict | None = None) -> list[MeasureTask]:
     """One task per variant: its C for this configuration and (unless reference is False: then
-    with_reference adds it to the tasks that run) the reference state it must match."""
+    with_reference adds it to the tasks that run) the reference state it must match. The C is
+    generated once for the configurations of the scenario that share `generated` (per variant,
+    method, IVP, and n and halo where the code has them: n is otherwise a run-time argument)."""
     skeletons = {s.name: s for s in scenario.skeletons}
     h = stable_step(config.ivp, config.n)
     state = reference_after(config.method, config.ivp, config.n, h, options.check_steps) \
@@ -68,12 +70,18 @@ def plan_tasks(scenario: Scenario, config: Configuration, variants: list[Variant
     halo = config.ivp.halo(config.n) if any(
         "mpi_neighbour_exchange" in skeletons[v.skeleton].exchange_kinds() for v in variants) \
         else None
-    return [MeasureTask(generate_variant(variant, skeletons[variant.skeleton],
-                                         scenario.template_map, config.method, config.ivp,
-                                         fixed_n, halo),
-                        config.method.name, config.ivp.name, config.n, config.threads, h, state,
-                        config.ranks)
-            for variant in variants]
+    generated = {} if generated is None else generated
+    tasks = []
+    for variant in variants:
+        key = (variant.id, config.method.name, config.ivp.name, fixed_n, halo)
+        code = generated.get(key)
+        if code is None:
+            code = generated[key] = generate_variant(
+                variant, skeletons[variant.skeleton], scenario.template_map, config.method,
+                config.ivp, fixed_n, halo)
+        tasks.append(MeasureTask(code, config.method.name, config.ivp.name, config.n,
+                                 config.threads, h, state, config.ranks))
+    return tasks
 
 
 def with_reference(tasks: list[MeasureTask], config: Configuration,

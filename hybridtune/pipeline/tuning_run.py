@@ -184,6 +184,7 @@ def plan_configurations(request: TuneRequest, rankings, stored: dict, hardware_i
     stored_order = {key: position for position, key in enumerate(retimings or {})}
     pools = {m.name: pool_for(request.scenario, m) for m in request.scenario.methods}
     references: dict = {}       # one reference state per method, IVP and n, whatever the layout
+    generated: dict = {}        # one variant's C per method and IVP, whatever the n and layout
     for ranking in rankings:
         config = ranking.configuration
         predictions = list(ranking.predictions)
@@ -194,7 +195,7 @@ def plan_configurations(request: TuneRequest, rankings, stored: dict, hardware_i
         span = request.spans.get((config.ranks, config.threads), 1)
         tasks = [replace(task, span=span) for task in plan_tasks(
             request.scenario, config, [pool[p.id] for p in picked], request.options,
-            reference=False)]
+            reference=False, generated=generated)]
         reused, todo, again = {}, [], {}
         for prediction, task in zip(picked, tasks):
             key = task_key(task, build_id, hardware_id)

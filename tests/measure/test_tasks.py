@@ -48,3 +48,25 @@ def test_configurations_of_one_ivp_and_n_share_one_reference_state_computed_once
     alone = tasks.with_reference(tasks.plan_tasks(faults, two, [pool[BASE + "Update_j"]],
                                                   reference=False), two)
     assert (alone[0].reference == planned[1][0].reference).all() and len(computed) == 2
+
+
+def test_configurations_of_one_ivp_share_one_generated_code_whatever_the_n(monkeypatch):
+    from hybridtune.describe.configuration import Configuration
+    from hybridtune.measure import tasks
+    faults = load(FAULTS)
+    method, ivp = faults.methods[0], faults.ivps[0]
+    generated = []
+    real = tasks.generate_variant
+    monkeypatch.setattr(tasks, "generate_variant",
+                        lambda *args: generated.append(args) or real(*args))
+    variant = pool_for(faults, method)[BASE + "Update_j"]
+    shared: dict = {}
+    planned = [tasks.plan_tasks(faults, Configuration(method, ivp, n, threads), [variant],
+                                reference=False, generated=shared)[0]
+               for n, threads in ((2000, 1), (2000, 2), (20000, 1))]
+    assert len(generated) == 1
+    assert planned[0].generated is planned[1].generated is planned[2].generated
+    assert [task.n for task in planned] == [2000, 2000, 20000]
+    [alone] = tasks.plan_tasks(faults, Configuration(method, ivp, 20000, 1), [variant],
+                               reference=False)
+    assert alone.generated == planned[2].generated and len(generated) == 2
