@@ -1,7 +1,8 @@
 """Benchmark of the kerncraft adapter's speed-ups of OSACA: the offline stage of a scenario, cold.
 
-The speed-ups: each distinct assembly line parsed once per process (`_memoise_att_lines`), and a
-loop's carried dependencies searched in the analysis's own process (`_dependencies_in_process`).
+The speed-ups (predict/osaca_speedups.py): each distinct assembly line parsed once per process
+(`memoise_att_lines`), and a loop's carried dependencies searched in the analysis's own process
+(`dependencies_in_process`).
 Each round predicts the scenario twice in new processes, once with them and once without (the
 order alternating between rounds), each with an empty store and an empty kerncraft cache; the
 kernel predictions of the two are compared row by row. Writes data/bench/analysis_speed.json.
@@ -25,9 +26,9 @@ from hybridtune.store.database import Store
 # the child: predict the scenario, with the speed-ups switched off where asked
 CHILD = """
 import sys
-import hybridtune.predict.kerncraft_adapter as adapter
+import hybridtune.predict.osaca_speedups as speedups
 if sys.argv[1] == "off":
-    adapter._memoise_att_lines = adapter._dependencies_in_process = lambda: None
+    speedups.memoise_att_lines = speedups.dependencies_in_process = lambda: None
 from hybridtune.commands.main import main
 sys.exit(main(["predict", sys.argv[2], "--db", sys.argv[3], "--head", "1"]))
 """

@@ -12,11 +12,9 @@ import importlib.util
 import io
 import math
 import os
-import pickle
 import re
 import shutil
 import signal
-import sys
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -92,31 +90,12 @@ def versions() -> dict:
 
 @functools.cache
 def _tools():
-    """kerncraft's and OSACA's modules, imported on first use."""
+    """kerncraft, and the speed-ups of OSACA (which import it), imported on first use."""
     # on first use: kerncraft imports OSACA; a missing OSACA fails an analysis, not an import
     import kerncraft.incore_model, kerncraft.kerncraft, kerncraft.kernel  # noqa: E401 (see above)
     import kerncraft.machinemodel, kerncraft.models, kerncraft.pycparser_utils  # noqa: E401 (above)
-    import osaca.parser.parser_x86att, osaca.semantics.hw_model, osaca.semantics.kernel_dg  # noqa: E401
-    return kerncraft, osaca
-
-
-def _share_osaca_models() -> None:
-    """Load each OSACA architecture model once per process: OSACA reloads its pickled model for
-    every MachineModel it builds (about 0.5 s each, several per kernel), and reads it only."""
-    hw_model = _tools()[1].semantics.hw_model
-    original = hw_model.MachineModel._get_cached
-    if getattr(original, "shared_per_process", False):
-        return
-    loaded: dict = {}
-
-    def shared(self, filepath):
-        key = str(filepath)
-        if key not in loaded:
-            loaded[key] = original(self, filepath)
-        return loaded[key]
-
-    shared.shared_per_process = True
-    hw_model.MachineModel._get_cached = shared
+    from hybridtune.predict import osaca_speedups   # imports OSACA: see above
+    return kerncraft, osaca_speedups
 
 
 _ATT_OPERAND = re.compile(r"^\s+[a-z][a-z0-9.]*\s+[^#\n]*%[a-z]", re.MULTILINE)
@@ -166,47 +145,6 @@ def _fail_fast_on_att() -> None:
     incore_model.detect_x86_syntax = lambda code: "ATT" if _ATT_OPERAND.search(code) else detect(code)
 
 
-PARSED_LINES_KEPT = 50_000      # distinct assembly lines a process keeps parsed
-
-
-def _memoise_att_lines() -> None:
-    """OSACA parses each line of AT&T assembly with pyparsing (about 2 ms a line: half of an
-    analysis), and the same lines recur: kerncraft parses a loop's file twice, and the loops of a
-    run share most of their instructions. A line's parse depends on its text alone, so the first
-    parse of a text serves each later one as a copy of its own (the analysis writes into the
-    forms), its line number set."""
-    parser_class = _tools()[1].parser.parser_x86att.ParserX86ATT
-    original = parser_class.parse_line
-    if getattr(original, "memoised", False):
-        return
-    parsed: dict = {}
-
-    def parse_line(self, line, line_number=None):
-        kept = parsed.get(line)
-        if kept is None:
-            form = original(self, line, line_number)
-            if len(parsed) >= PARSED_LINES_KEPT:
-                parsed.clear()
-            parsed[line] = pickle.dumps(form, pickle.HIGHEST_PROTOCOL)
-            return form
-        form = pickle.loads(kept)       # a deep copy, several times faster than copy.deepcopy
-        form.line_number = line_number
-        return form
-
-    parse_line.memoised, parse_line.original = True, original
-    parser_class.parse_line = parse_line
-
-
-def _dependencies_in_process() -> None:
-    """OSACA looks for a loop's carried dependencies in a Manager and one process per CPU where the
-    loop has 50 instructions or more, polls them every 0.2 s and keeps what they found within
-    10 s. An analysis already runs one per core: the processes only wait for the poll, and a
-    loaded host could cut a search short. The search runs in the analysis's own process; its
-    result does not depend on the order paths are found in."""
-    kernel_dg = _tools()[1].semantics.kernel_dg.KernelDG
-    kernel_dg.INSTRUCTION_THRESHOLD = sys.maxsize
-
-
 DIGEST_CHARS = 16
 
 
@@ -238,10 +176,8 @@ def _short_intermediate_locations() -> None:
 
 def patch_kerncraft() -> None:
     """The run-time changes every in-process kerncraft analysis needs (idempotent)."""
-    _share_osaca_models()
+    _tools()[1].patch_osaca()
     _fail_fast_on_att()
-    _memoise_att_lines()
-    _dependencies_in_process()
     _short_intermediate_locations()
 
 
