@@ -10,7 +10,7 @@ import numpy as np
 from hybridtune.describe.library import scenarios_dir
 from hybridtune.describe.loader import load, load_named
 from hybridtune.errors import HybridtuneError, RequestError
-from hybridtune.compiler.build import build
+from hybridtune.measure.runner import variant_library
 from hybridtune.generate.cvariant import GeneratedVariant, generate_variant
 from hybridtune.generate.pool import select_variants
 
@@ -110,7 +110,7 @@ class Solver(_Compiled):
         _check_threads(threads)
         generated = generated_for(variant, self.method, self.ivp, scenario)
         self.variant_id = self.label = generated.variant_id
-        built = build("variant", {"variant.c": generated.code}, shared=True)
+        built = variant_library(generated)
         if not built.ok:
             raise HybridtuneError(f"{built.source}: compile error:\n{built.message}")
         self.source = built.source

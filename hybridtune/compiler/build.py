@@ -117,7 +117,7 @@ def build(name: str, sources: dict[str, str], shared: bool, extra_flags: tuple =
           libraries: tuple = ()) -> BuildResult:
     """Compile sources (file name -> text; native/ headers are on the include path) once per key;
     with mpi, by the MPI compiler wrapper; with cc, by that compiler (SimGrid's smpicc) and
-    base_flags in place of FLAGS; libraries (-lNAME) are linked after the sources."""
+    base_flags in place of FLAGS; libraries (-lNAME, or objects) are linked after the sources."""
     cc = cc or (mpi_compiler() if mpi else compiler())
     flags, folder, target = _place(cc, name, sources, shared, extra_flags, base_flags, libraries)
     main_source = folder / sorted(sources)[0]
@@ -126,21 +126,70 @@ def build(name: str, sources: dict[str, str], shared: bool, extra_flags: tuple =
     folder.mkdir(parents=True, exist_ok=True)
     for file_name, text in sources.items():
         (folder / file_name).write_text(text)
-    fd, tmp_name = tempfile.mkstemp(dir=folder, prefix=".build.")
+    linked = () if "-c" in flags else (*libraries, "-lm")
+    return _compiled([cc, *flags, "-I", str(NATIVE), *[str(folder / f) for f in sorted(sources)]],
+                     linked, target, main_source)
+
+
+def build_linked(name: str, units: dict[str, str], whole: str, mpi: bool = False
+                 ) -> BuildResult:
+    """A shared library linked from units (file name -> text), each compiled to an object once
+    per its text, so that libraries sharing a unit compile it once; `whole` (the units as one
+    file) is kept beside the library as its source."""
+    objects = []
+    for file_name, text in sorted(units.items()):
+        built = build_unit(file_name, text, mpi)
+        if not built.ok:
+            return BuildResult(False, None, built.source, built.message)
+        objects.append(str(built.path))
+    flags, folder, target = _linked_place(name, units, mpi)
+    source = folder / (name + ".c")
+    if target.is_file():
+        return BuildResult(True, target, source, cached=True)
+    folder.mkdir(parents=True, exist_ok=True)
+    source.write_text(whole)
+    return _compiled([mpi_compiler() if mpi else compiler(), *flags], (*objects, "-lm"), target,
+                     source)
+
+
+def is_linked(name: str, units: dict[str, str], mpi: bool = False) -> bool:
+    """Whether build_linked would find its library built (nothing is compiled)."""
+    return _linked_place(name, units, mpi)[2].is_file()
+
+
+def build_unit(file_name: str, text: str, mpi: bool = False) -> BuildResult:
+    """The object of one unit, compiled once per its text (position-independent)."""
+    return build(*_unit(file_name, text), mpi=mpi)
+
+
+def _unit(file_name: str, text: str) -> tuple:
+    """build()'s arguments for the object of one unit."""
+    return Path(file_name).stem + ".o", {file_name: text}, False, ("-fPIC", "-c")
+
+
+def _linked_place(name: str, units: dict[str, str], mpi: bool) -> tuple[tuple, Path, Path]:
+    """_place of a library linked from units: its key is its objects' paths (their keys)."""
+    cc = mpi_compiler() if mpi else compiler()
+    objects = tuple(str(_place(cc, *_unit(f, t))[2]) for f, t in sorted(units.items()))
+    return _place(cc, name, {}, True, (), FLAGS, objects)
+
+
+def _compiled(command: list, linked: tuple, target: Path, source: Path) -> BuildResult:
+    """Run the compiler into a temporary file beside target, renamed onto it when it succeeds."""
+    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=".build.")
     os.close(fd)
     tmp = Path(tmp_name)
-    command = [cc, *flags, "-I", str(NATIVE), *[str(folder / f) for f in sorted(sources)],
-               "-o", str(tmp), *libraries, "-lm"]
     try:
-        result = subprocess.run(command, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S)
+        result = subprocess.run([*command, "-o", str(tmp), *linked], capture_output=True,
+                                text=True, timeout=COMPILE_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         tmp.unlink(missing_ok=True)
-        return BuildResult(False, None, main_source, f"compiler timed out after {COMPILE_TIMEOUT_S} s")
+        return BuildResult(False, None, source, f"compiler timed out after {COMPILE_TIMEOUT_S} s")
     if result.returncode != 0:
         tmp.unlink(missing_ok=True)
-        return BuildResult(False, None, main_source, result.stderr.strip()[-4000:])
+        return BuildResult(False, None, source, result.stderr.strip()[-4000:])
     os.replace(tmp, target)   # atomic: a killed build leaves no half-written artefact
-    return BuildResult(True, target, main_source)
+    return BuildResult(True, target, source)
 
 
 def native_source(name: str) -> str:

@@ -5,6 +5,7 @@ For an MPI skeleton the step works on the rank's block of components, with its e
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from hybridtune import __version__
@@ -22,7 +23,14 @@ from hybridtune.generate.pool import Variant
 
 # Part of every measurement's validity: raise it when generated code changes meaning without its
 # text changing (the text itself is hashed into each measurement).
-GENERATOR_VERSION = "3"
+GENERATOR_VERSION = "4"   # 4: built from one object per kernel (compiler.build.build_linked)
+# Lines that cut a variant's code into the files built apart: what every file needs follows
+# SHARED_MARK, each kernel function KERNEL_MARK, the step and the rest STEP_MARK. A kernel is
+# HT_KERNEL: static in the one file, hidden in a file of its own.
+SHARED_MARK = "/* ht: shared */"
+KERNEL_MARK = "/* ht: kernel */"
+STEP_MARK = "/* ht: step */"
+HIDDEN = '#define HT_KERNEL __attribute__((visibility("hidden")))'
 
 
 @dataclass(frozen=True)
@@ -69,21 +77,40 @@ def generate_variant(variant: Variant, skeleton: Skeleton, templates: dict, meth
         f" * skeleton {skeleton.name}: {', '.join(f'{k}={v}' for k, v in variant.kernels)}",
         " * Pragmas: ivdep -> GCC ivdep, unroll N -> GCC unroll N; nounroll_and_jam has no gcc",
         " * meaning and is dropped. */",
+        SHARED_MARK,
         "#include <math.h>", "#include <omp.h>", *mpi_head, '#include "ht_runtime.h"',
-        *(cmpi.injection(len(calls)) if mpi else []), n_source,
+        "#ifndef HT_KERNEL", "#define HT_KERNEL static", "#endif",
         _literal_table("A", method.A), _literal_table("b", method.b), _literal_table("c", method.c),
-        "",
-        "struct ht_ctx {", "    long n;"] + [f"    double *{b};" for b in buffers] + (
+        ""]
+    for function in functions.values():
+        lines += [KERNEL_MARK, "HT_KERNEL " + function.code.removeprefix("static "), ""]
+    lines += [STEP_MARK, *(cmpi.injection(len(calls)) if mpi else []), n_source,
+              "struct ht_ctx {", "    long n;"] + [f"    double *{b};" for b in buffers] + (
         cmpi.CONTEXT_FIELDS if mpi else []) + ["};", ""]
     if mpi:
         lines += cmpi.exchange_functions(neighbour)
-    for function in functions.values():
-        lines += [function.code, ""]
-
     lines += _step(skeleton, functions, calls, buffers, m, s, fixed_n)
     lines += _lifecycle(variant, ivp, buffers, fixed_n, s, mpi, neighbour)
     return GeneratedVariant(variant.id, "\n".join(lines) + "\n", tuple(buffers.items()), mpi,
                             tuple(call.template for call in calls))
+
+
+def compile_units(code: str) -> dict[str, str]:
+    """The files a variant's code is built from apart (file name -> text): each kernel function
+    with the shared lines (variants sharing a kernel share its file), and the step and the rest
+    with the kernels' prototypes. Code without the marks is one file."""
+    top, _, rest = code.partition("\n" + SHARED_MARK + "\n")
+    shared, marked, rest = rest.partition("\n" + KERNEL_MARK + "\n")
+    kernels, stepped, body = rest.partition("\n" + STEP_MARK + "\n")
+    if not (marked and stepped):
+        return {"variant.c": code}
+    functions = [text.strip() + "\n" for text in kernels.split("\n" + KERNEL_MARK + "\n")]
+    names = [re.match(r"HT_KERNEL void (\w+)\(", f).group(1) for f in functions]
+    units = {f"{name}.c": "\n".join([HIDDEN, shared, function])
+             for name, function in zip(names, functions)}
+    prototypes = [function.split("\n", 1)[0] + ";" for function in functions]
+    units["variant.c"] = "\n".join([top, HIDDEN, shared, *prototypes, "", body])
+    return units
 
 
 def _buffers_and_calls(skeleton: Skeleton, templates: dict, functions: dict, s: int

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from hybridtune.generate.cvariant import GeneratedVariant
-from hybridtune.compiler.build import BuildResult, build, is_built, native_source
+from hybridtune.generate.cvariant import GeneratedVariant, compile_units
+from hybridtune.compiler.build import BuildResult, build, build_linked, is_linked, native_source
 from hybridtune.measure.load import RETIMINGS, Watch, doubts, quietest
 from hybridtune.measure.launch_env import (child_environment, nested_mpi_command,
                                            step_environment, step_mpi_command)
@@ -120,12 +120,15 @@ def runner_program(mpi: bool = False) -> BuildResult:
 
 
 def variant_library(generated: GeneratedVariant) -> BuildResult:
-    return build("variant", {"variant.c": generated.code}, shared=True, mpi=generated.mpi)
+    """The variant's library, linked from one object per kernel (compiled once for all the
+    variants that share it) and one for its step."""
+    return build_linked("variant", compile_units(generated.code), generated.code,
+                        mpi=generated.mpi)
 
 
 def variant_built(generated: GeneratedVariant) -> bool:
     """Whether variant_library would find the variant built (nothing is compiled)."""
-    return is_built("variant", {"variant.c": generated.code}, shared=True, mpi=generated.mpi)
+    return is_linked("variant", compile_units(generated.code), mpi=generated.mpi)
 
 
 class _ChildFailed(Exception):

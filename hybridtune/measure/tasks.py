@@ -12,7 +12,8 @@ import numpy as np
 from hybridtune.describe.configuration import Configuration
 from hybridtune.describe.scenario import Scenario
 from hybridtune.errors import RequestError
-from hybridtune.generate.cvariant import generate_variant
+from hybridtune.compiler.build import build_unit
+from hybridtune.generate.cvariant import compile_units, generate_variant
 from hybridtune.generate.pool import Variant
 from hybridtune.measure.runner import (MeasureOptions, MeasureTask, Measurement, measure,
                                        runner_program, variant_library)
@@ -118,7 +119,10 @@ def prebuild(generated: list, workers: int | None = None) -> Prebuilt:
     """Compile generated variants before any is timed, one gcc per usable core, and the runners
     they need (failures are kept for measure, which reports them)."""
     started = time.monotonic()
+    units = {(name, text, variant.mpi) for variant in generated
+             for name, text in compile_units(variant.code).items()}
     with ThreadPoolExecutor(max_workers=workers or usable_cores()) as pool:
+        list(pool.map(lambda unit: build_unit(*unit), sorted(units)))   # a shared kernel once
         built = list(pool.map(variant_library, generated))
     runners = [runner_program(mpi) for mpi in sorted({variant.mpi for variant in generated})]
     return Prebuilt(len(built), sum(b.ok and not b.cached for b in built),
