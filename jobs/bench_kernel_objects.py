@@ -23,7 +23,6 @@ from pathlib import Path
 from hybridtune.describe.configuration import configurations
 from hybridtune.describe.library import PROJECT_ROOT
 from hybridtune.describe.loader import load
-from hybridtune.generate.cvariant import KERNEL_MARK, SHARED_MARK, STEP_MARK
 from hybridtune.generate.pool import select_variants
 from hybridtune.measure.provenance import hardware_identity
 from hybridtune.measure.runner import MeasureOptions, retime_interleaved, variant_library
@@ -32,10 +31,8 @@ from hybridtune.pipeline.command_timing import append_entry, bench_entry
 
 
 def one_file(generated):
-    """The variant as it was built before: one file, its kernels static (the marks taken out)."""
-    marks = {KERNEL_MARK, SHARED_MARK, STEP_MARK}
-    code = "\n".join(line for line in generated.code.split("\n") if line not in marks)
-    return replace(generated, code=code)
+    """The variant as it was built before: one file, its kernels static and inlined."""
+    return replace(generated, one_file=True)
 
 
 def build_seconds(tasks: list, order: tuple) -> dict:

@@ -23,14 +23,9 @@ from hybridtune.generate.pool import Variant
 
 # Part of every measurement's validity: raise it when generated code changes meaning without its
 # text changing (the text itself is hashed into each measurement).
-GENERATOR_VERSION = "4"   # 4: built from one object per kernel (compiler.build.build_linked)
-# Lines that cut a variant's code into the files built apart: what every file needs follows
-# SHARED_MARK, each kernel function KERNEL_MARK, the step and the rest STEP_MARK. A kernel is
-# HT_KERNEL: static in the one file, hidden in a file of its own.
-SHARED_MARK = "/* ht: shared */"
-KERNEL_MARK = "/* ht: kernel */"
-STEP_MARK = "/* ht: step */"
-HIDDEN = '#define HT_KERNEL __attribute__((visibility("hidden")))'
+GENERATOR_VERSION = "4"   # 4: a library linked from one object per kernel (compile_units)
+HIDDEN = '__attribute__((visibility("hidden")))'
+_KERNEL = re.compile(r"static void (k_\w+)\((.*)\)")
 
 
 @dataclass(frozen=True)
@@ -41,6 +36,7 @@ class GeneratedVariant:
     mpi: bool = False  # an MPI program's library: built with mpicc, run on ranks by ht_mpi_runner
     call_templates: tuple = ()  # the kernel template of each %KERNEL call site of ht_step, in code
     # order: call site k of an MPI variant is HT_COMPUTE(k) (cmpi.injection)
+    one_file: bool = False      # built as one file, its kernels inlined (a comparison's twin)
 
 
 def _literal_table(name: str, values) -> str:
@@ -77,18 +73,17 @@ def generate_variant(variant: Variant, skeleton: Skeleton, templates: dict, meth
         f" * skeleton {skeleton.name}: {', '.join(f'{k}={v}' for k, v in variant.kernels)}",
         " * Pragmas: ivdep -> GCC ivdep, unroll N -> GCC unroll N; nounroll_and_jam has no gcc",
         " * meaning and is dropped. */",
-        SHARED_MARK,
         "#include <math.h>", "#include <omp.h>", *mpi_head, '#include "ht_runtime.h"',
-        "#ifndef HT_KERNEL", "#define HT_KERNEL static", "#endif",
+        *(cmpi.injection(len(calls)) if mpi else []), n_source,
         _literal_table("A", method.A), _literal_table("b", method.b), _literal_table("c", method.c),
-        ""]
-    for function in functions.values():
-        lines += [KERNEL_MARK, "HT_KERNEL " + function.code.removeprefix("static "), ""]
-    lines += [STEP_MARK, *(cmpi.injection(len(calls)) if mpi else []), n_source,
-              "struct ht_ctx {", "    long n;"] + [f"    double *{b};" for b in buffers] + (
+        "",
+        "struct ht_ctx {", "    long n;"] + [f"    double *{b};" for b in buffers] + (
         cmpi.CONTEXT_FIELDS if mpi else []) + ["};", ""]
     if mpi:
         lines += cmpi.exchange_functions(neighbour)
+    for function in functions.values():
+        lines += [function.code, ""]
+
     lines += _step(skeleton, functions, calls, buffers, m, s, fixed_n)
     lines += _lifecycle(variant, ivp, buffers, fixed_n, s, mpi, neighbour)
     return GeneratedVariant(variant.id, "\n".join(lines) + "\n", tuple(buffers.items()), mpi,
@@ -96,21 +91,30 @@ def generate_variant(variant: Variant, skeleton: Skeleton, templates: dict, meth
 
 
 def compile_units(code: str) -> dict[str, str]:
-    """The files a variant's code is built from apart (file name -> text): each kernel function
-    with the shared lines (variants sharing a kernel share its file), and the step and the rest
-    with the kernels' prototypes. Code without the marks is one file."""
-    top, _, rest = code.partition("\n" + SHARED_MARK + "\n")
-    shared, marked, rest = rest.partition("\n" + KERNEL_MARK + "\n")
-    kernels, stepped, body = rest.partition("\n" + STEP_MARK + "\n")
-    if not (marked and stepped):
+    """The files a variant's code is built from (file name -> text): each kernel function in a
+    file of its own with the lines above the context struct (the includes and the method's
+    tables: the same in every variant of a method and IVP that calls it), and the code with the
+    kernels' prototypes in their place; they are hidden, not static, there. Code of another
+    shape is one file."""
+    lines = code.split("\n")
+    if "struct ht_ctx {" not in lines or not lines[0].startswith("/*"):
         return {"variant.c": code}
-    functions = [text.strip() + "\n" for text in kernels.split("\n" + KERNEL_MARK + "\n")]
-    names = [re.match(r"HT_KERNEL void (\w+)\(", f).group(1) for f in functions]
-    units = {f"{name}.c": "\n".join([HIDDEN, shared, function])
-             for name, function in zip(names, functions)}
-    prototypes = [function.split("\n", 1)[0] + ";" for function in functions]
-    units["variant.c"] = "\n".join([top, HIDDEN, shared, *prototypes, "", body])
-    return units
+    head = lines[next(i for i, line in enumerate(lines) if line.endswith("*/")) + 1:
+                 lines.index("struct ht_ctx {")]
+    units, rest, index = {}, [], 0
+    while index < len(lines):
+        found = _KERNEL.fullmatch(lines[index])
+        end = lines.index("}", index) if found and "}" in lines[index:] else -1
+        if end < 0:
+            rest.append(lines[index])
+            index += 1
+            continue
+        signature = f"{HIDDEN} void {found.group(1)}({found.group(2)})"
+        units[found.group(1) + ".c"] = "\n".join(head + [signature] + lines[index + 1:end + 1]
+                                                 + [""])
+        rest.append(signature + ";")
+        index = end + 1
+    return {**units, "variant.c": "\n".join(rest)} if units else {"variant.c": code}
 
 
 def _buffers_and_calls(skeleton: Skeleton, templates: dict, functions: dict, s: int

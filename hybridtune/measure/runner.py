@@ -121,14 +121,17 @@ def runner_program(mpi: bool = False) -> BuildResult:
 
 def variant_library(generated: GeneratedVariant) -> BuildResult:
     """The variant's library, linked from one object per kernel (compiled once for all the
-    variants that share it) and one for its step."""
-    return build_linked("variant", compile_units(generated.code), generated.code,
-                        mpi=generated.mpi)
+    variants that call it) and one for the rest; one file where the variant says so."""
+    return build_linked("variant", _units(generated), generated.code, mpi=generated.mpi)
 
 
 def variant_built(generated: GeneratedVariant) -> bool:
     """Whether variant_library would find the variant built (nothing is compiled)."""
-    return is_linked("variant", compile_units(generated.code), mpi=generated.mpi)
+    return is_linked("variant", _units(generated), mpi=generated.mpi)
+
+
+def _units(generated: GeneratedVariant) -> dict[str, str]:
+    return {"variant.c": generated.code} if generated.one_file else compile_units(generated.code)
 
 
 class _ChildFailed(Exception):

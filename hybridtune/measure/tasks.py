@@ -119,7 +119,7 @@ def prebuild(generated: list, workers: int | None = None) -> Prebuilt:
     """Compile generated variants before any is timed, one gcc per usable core, and the runners
     they need (failures are kept for measure, which reports them)."""
     started = time.monotonic()
-    units = {(name, text, variant.mpi) for variant in generated
+    units = {(name, text, variant.mpi) for variant in generated if not variant.one_file
              for name, text in compile_units(variant.code).items()}
     with ThreadPoolExecutor(max_workers=workers or usable_cores()) as pool:
         list(pool.map(lambda unit: build_unit(*unit), sorted(units)))   # a shared kernel once

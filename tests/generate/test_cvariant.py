@@ -1,10 +1,10 @@
 """A variant's code cut into the files built apart: a kernel's file is the same in every variant
-that uses it, and the files together say what the one file says."""
+that calls it, and the files together say what the one file says."""
 
 from pathlib import Path
 
 from hybridtune.describe.loader import load_named
-from hybridtune.generate.cvariant import compile_units, generate_variant
+from hybridtune.generate.cvariant import HIDDEN, compile_units, generate_variant
 from hybridtune.generate.pool import select_variants
 
 
@@ -16,7 +16,7 @@ def _generated(scenario, method, ivp_name, count=2):
             for v in variants]
 
 
-def test_each_kernel_is_a_file_of_its_own_shared_by_the_variants_that_use_it(default_scenario,
+def test_each_kernel_is_a_file_of_its_own_shared_by_the_variants_that_call_it(default_scenario,
                                                                               radau7):
     first, second = _generated(default_scenario, radau7, "InverterChain")
     units, other = compile_units(first.code), compile_units(second.code)
@@ -26,22 +26,22 @@ def test_each_kernel_is_a_file_of_its_own_shared_by_the_variants_that_use_it(def
     shared = kernels & set(other)
     assert shared and all(units[name] == other[name] for name in shared)
     assert units["variant.c"] != other["variant.c"]
-    for name in kernels:      # hidden, not static: the step's file calls it
-        assert f"HT_KERNEL void {name[:-2]}(" in units[name]
-        assert units[name].startswith('#define HT_KERNEL __attribute__((visibility("hidden")))')
-        assert f"HT_KERNEL void {name[:-2]}(" in units["variant.c"]          # its prototype
-        assert "{" not in units["variant.c"].split(f"HT_KERNEL void {name[:-2]}(")[1].split(
-            "\n")[0]
+    main = units["variant.c"].split("\n")
+    for name in kernels:
+        function = name[:-2]
+        assert f"{HIDDEN} void {function}(" in units[name]            # hidden, not static
+        assert f"static void {function}(" in first.code
+        prototype = next(line for line in main if f" {function}(" in line and HIDDEN in line)
+        assert prototype.endswith(");")                                 # declared, not defined
+        body = first.code.split(f"static void {function}(")[1].split("\n}\n")[0]
+        assert body in units[name] and body not in units["variant.c"]
     assert "void ht_step(" in units["variant.c"] and not any(
-        "ht_step" in units[name] for name in kernels)
+        "ht_step" in units[name] or "struct ht_ctx" in units[name] for name in kernels)
 
 
-def test_the_one_file_keeps_its_kernels_static_and_unmarked_code_is_one_file(default_scenario,
-                                                                             radau7):
-    generated = _generated(default_scenario, radau7, "Cusp", count=1)[0]
-    assert "#define HT_KERNEL static" in generated.code
-    lines = generated.code.split("\n")
-    body = sum(len(text.split("\n")) for text in compile_units(generated.code).values())
-    assert body > len(lines)           # the shared lines are in every file
-    plain = "\n".join(line for line in lines if not line.startswith("/* ht: "))
-    assert compile_units(plain) == {"variant.c": plain}
+def test_code_of_another_shape_is_one_file(default_scenario, radau7):
+    code = _generated(default_scenario, radau7, "Cusp", count=1)[0].code
+    assert len(compile_units(code)) > 1
+    for other in (code.replace("struct ht_ctx {", "struct ht_context {"),
+                  "int f(void) { return 1; }\n"):
+        assert compile_units(other) == {"variant.c": other}
