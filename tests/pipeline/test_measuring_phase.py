@@ -55,8 +55,8 @@ class Told(Search):
 
 
 def _task(vid):
-    return SimpleNamespace(generated=SimpleNamespace(variant_id=vid, code=f"/* {vid} */", mpi=False),
-                           span=1)
+    return SimpleNamespace(generated=SimpleNamespace(variant_id=vid, code=f"/* {vid} */", mpi=False,
+                                                     one_file=False), span=1)
 
 
 def _plan(ids, reused=None, measured=None, retimed=None):
