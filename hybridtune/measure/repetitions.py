@@ -2,8 +2,9 @@
 
 One rule for every timing, in a child process (measure/runner) and in this process (a step written
 in Python, numpy or numba): warm up, time one step to size a repetition, then repeat until at least
-min_repetitions are in and the 95% interval of their median is within ci_target, or budget_s is
-spent, or max_repetitions are in.
+min_repetitions are in and the 95% interval of their median is within ci_target, or lies wholly
+above slower_than_s (a search's best held and a margin: a narrower interval would change no
+choice), or budget_s is spent, or max_repetitions are in.
 """
 
 from __future__ import annotations
@@ -16,10 +17,12 @@ from typing import Callable
 from hybridtune.measure.statistics import median_ci, relative_half_width
 
 
-def interval_reached(samples: list[float], ci_target: float) -> bool:
-    """The median's 95% interval is within ci_target of it (never with too few samples)."""
+def interval_reached(samples: list[float], ci_target: float, slower_than_s: float = math.inf
+                     ) -> bool:
+    """The median's 95% interval is within ci_target of it, or lies wholly above slower_than_s
+    (never with too few samples)."""
     median, low, high = median_ci(samples)
-    return relative_half_width(median, low, high) <= ci_target
+    return relative_half_width(median, low, high) <= ci_target or low > slower_than_s
 
 
 def steps_per_repetition(one_step_s: float, repetition_s: float) -> int:
@@ -36,7 +39,8 @@ def repeat(time_once: Callable[[], float], options, ceiling_s: float = math.inf)
         samples.append(time_once())
         spent = time.monotonic() - started
         if spent > ceiling_s or len(samples) >= options.min_repetitions and (
-                interval_reached(samples, options.ci_target) or spent > options.budget_s):
+                interval_reached(samples, options.ci_target, options.slower_than_s)
+                or spent > options.budget_s):
             break
     return samples
 

@@ -50,6 +50,8 @@ class MeasureOptions:
     check_steps: int = 3
     tolerance: float = 1e-10      # max |y - y_ref| / max |y_ref| after check_steps steps
     timeout_s: float = 60.0       # for any single command of the child
+    slower_than_s: float = math.inf   # a timing ends once its interval lies wholly above this
+    #                                   (a search's best held and a margin: measure/repetitions)
 
 
 @dataclass(frozen=True)

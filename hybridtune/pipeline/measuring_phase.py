@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import FIRST_COMPLETED, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from hybridtune.runtime import signals
 from hybridtune.runtime.executors import on_nodes
@@ -111,6 +111,16 @@ class ConfigurationSearch:
                    if vid in self.tasks and vid not in self.plan.reused]
         return [generated for generated in unbuilt if not variant_built(generated)][:count]
 
+    def timed_beyond(self, options: MeasureOptions, share: float | None) -> MeasureOptions:
+        """options whose timings end once their interval lies wholly more than `share` above the
+        best held here, the store's rows and this run's (as given where share is None or nothing
+        is held): such a variant could not be raced, and a narrower interval changes no choice."""
+        held = [row.median_s for row in map(MeasuredRow.of, [*self.plan.reused.values(),
+                                                             *self.new.values()]) if row.ok]
+        if share is None or not held:
+            return options
+        return replace(options, slower_than_s=min(held) * (1 + share))
+
     def take(self, position: int, row: MeasuredRow | None) -> None:
         """A measurement came back: told to the search, or (interrupted) the search stopped."""
         if row is None:
@@ -129,16 +139,18 @@ class ConfigurationSearch:
 
 
 def run_searches(executor, plans: list, found: list, options: MeasureOptions,
-                 collector: Collector, deadline: float | None, cost_s: float
-                 ) -> tuple[dict, dict]:
+                 collector: Collector, deadline: float | None, cost_s: float,
+                 beyond: float | None = None) -> tuple[dict, dict]:
     """While a node is free, ask each configuration's search in turn for its next variant,
     measure it (or answer it from the store) and tell the search the result, until every search
-    has ended or the deadline comes; the new rows and the ids left unmeasured, per configuration."""
+    has ended or the deadline comes; the new rows and the ids left unmeasured, per configuration.
+    With `beyond`, a timing ends once it lies wholly that share above its configuration's best
+    (ConfigurationSearch.timed_beyond)."""
     searches = [ConfigurationSearch.of(plan, search) for plan, search in zip(plans, found)]
     running: dict = {}          # future -> (ConfigurationSearch, position)
     while True:
         signals.check()
-        _ask_while_free(executor, searches, running, options, deadline, cost_s)
+        _ask_while_free(executor, searches, running, options, deadline, cost_s, beyond)
         if not running:
             return ({index: s.new for index, s in enumerate(searches)},
                     {index: s.left for index, s in enumerate(searches)})
@@ -149,7 +161,7 @@ def run_searches(executor, plans: list, found: list, options: MeasureOptions,
 
 
 def _ask_while_free(executor, searches: list, running: dict, options: MeasureOptions,
-                    deadline: float | None, cost_s: float) -> None:
+                    deadline: float | None, cost_s: float, beyond: float | None) -> None:
     """Ask the searches in turn, one variant each, while a node is free and one asks for more;
     each task to run goes into running."""
     # with one measurement in flight the other cores are idle while it builds (a batch of at most
@@ -167,7 +179,8 @@ def _ask_while_free(executor, searches: list, running: dict, options: MeasureOpt
             asked, position = True, picks[0]
             task = searched.task_for(position, deadline, cost_s)
             if task is not None:
-                running[_submitted(executor, searched, task, spare, options)] = (searched, position)
+                timed = searched.timed_beyond(options, beyond)
+                running[_submitted(executor, searched, task, spare, timed)] = (searched, position)
 
 
 def _submitted(executor, searched: ConfigurationSearch, task, spare: int, options: MeasureOptions):

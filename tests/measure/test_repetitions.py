@@ -1,4 +1,4 @@
-"""The timing protocol's stop rule: the interval behind it, the repetitions it takes, the budget."""
+"""The timing protocol's stop rule: the interval behind it, the repetitions it takes, the budget, the mark above which a timing ends."""
 
 from __future__ import annotations
 
@@ -20,6 +20,21 @@ def test_the_interval_is_reached_only_with_enough_samples_close_enough():
     spread = [1.0, 1.1, 0.9, 1.05, 0.95, 1.0, 1.02, 0.98]
     assert not interval_reached(spread, 0.02)
     assert interval_reached(spread, 0.11)
+
+
+def test_repeat_stops_once_the_interval_lies_wholly_above_the_mark():
+    wide = [2.0, 3.0, 2.2, 2.8, 2.4, 2.6]           # +-20%: far from a 2% interval
+    options = MeasureOptions(min_repetitions=6, max_repetitions=60, budget_s=1e9)
+    values = itertools.cycle(wide)
+    assert len(repeat(lambda: next(values), options)) == 60
+    above = MeasureOptions(min_repetitions=6, max_repetitions=60, budget_s=1e9, slower_than_s=1.9)
+    values = itertools.cycle(wide)
+    assert repeat(lambda: next(values), above) == wide     # its fastest above 1.9: no contender
+    straddling = MeasureOptions(min_repetitions=6, max_repetitions=60, budget_s=1e9,
+                                slower_than_s=2.5)
+    values = itertools.cycle(wide)
+    assert len(repeat(lambda: next(values), straddling)) == 60  # the median's own: timed on
+    assert not interval_reached([5.0] * 5, 0.0, slower_than_s=1.0)   # never on too few
 
 
 def test_steps_per_repetition_fill_the_repetition_time():

@@ -157,6 +157,25 @@ def test_searches_take_turns_while_a_node_is_free(monkeypatch):
     assert order == ["a", "b", "c", "d"]     # one slot: the first search asked again first
 
 
+def test_with_a_share_a_timing_ends_beyond_the_best_held_so_far(monkeypatch):
+    given = []
+
+    def measure(task, options):
+        given.append((task.generated.variant_id, options.slower_than_s))
+        return _measured({"b": 2.0, "c": 0.5, "d": 3.0})(task, options)
+
+    monkeypatch.setattr(measuring_phase, "measure", measure)
+    plan = _plan(["a", "b", "c", "d"], reused={"a": _stored("a", 1.0)})
+    run_searches(InlineExecutor(), [plan], [Told([0, 1, 2, 3])], OPTIONS, Collector(Rows()), None,
+                 1.0, beyond=0.1)
+    assert given == [("b", pytest.approx(1.1)), ("c", pytest.approx(1.1)),
+                     ("d", pytest.approx(0.55))]           # the best held: the store's, then c
+    given.clear()
+    run_searches(InlineExecutor(), [_plan(["b", "c"])], [Told([0, 1])], OPTIONS,
+                 Collector(Rows()), None, 1.0)
+    assert given == [("b", math.inf), ("c", math.inf)]   # without a share: timed to the end
+
+
 def test_close_contenders_are_retimed_and_kept_where_ok(monkeypatch):
     retimed_ids = []
 
