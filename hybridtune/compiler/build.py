@@ -142,14 +142,14 @@ def build_linked(name: str, units: dict[str, str], whole: str, mpi: bool = False
         if not built.ok:
             return BuildResult(False, None, built.source, built.message)
         objects.append(str(built.path))
-    flags, folder, target = _linked_place(name, units, mpi)
+    cc = mpi_compiler() if mpi else compiler()
+    flags, folder, target = _place(cc, name, {}, True, (), FLAGS, tuple(objects))
     source = folder / (name + ".c")
     if target.is_file():
         return BuildResult(True, target, source, cached=True)
     folder.mkdir(parents=True, exist_ok=True)
     source.write_text(whole)
-    return _compiled([mpi_compiler() if mpi else compiler(), *flags], (*objects, "-lm"), target,
-                     source)
+    return _compiled([cc, *flags], (*objects, "-lm"), target, source)
 
 
 def is_linked(name: str, units: dict[str, str], mpi: bool = False) -> bool:
