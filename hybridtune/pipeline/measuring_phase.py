@@ -7,6 +7,7 @@ contenders are re-timed interleaved on one node; rank 0 is the one writer of the
 
 from __future__ import annotations
 
+import math
 import time
 from concurrent.futures import FIRST_COMPLETED, wait
 from dataclasses import dataclass, field, replace
@@ -111,15 +112,29 @@ class ConfigurationSearch:
                    if vid in self.tasks and vid not in self.plan.reused]
         return [generated for generated in unbuilt if not variant_built(generated)][:count]
 
+    def held(self) -> list[MeasuredRow]:
+        """The ok rows held here: the store's and this run's."""
+        return [row for row in map(MeasuredRow.of, [*self.plan.reused.values(),
+                                                    *self.new.values()]) if row.ok]
+
     def timed_beyond(self, options: MeasureOptions, share: float | None) -> MeasureOptions:
         """options whose timings end once their interval lies wholly more than `share` above the
         best held here, the store's rows and this run's (as given where share is None or nothing
         is held): such a variant could not be raced, and a narrower interval changes no choice."""
-        held = [row.median_s for row in map(MeasuredRow.of, [*self.plan.reused.values(),
-                                                             *self.new.values()]) if row.ok]
+        held = [row.median_s for row in self.held()]
         if share is None or not held:
             return options
         return replace(options, slower_than_s=min(held) * (1 + share))
+
+    def tell_served(self, serving: list) -> None:
+        """Tell the search the best that the layouts serving its requests hold (serving: their
+        ConfigurationSearch), each timing at the top of its interval: a lucky first timing
+        elsewhere must not end this search."""
+        held = [(_upper(row), search.plan.configuration) for search in serving
+                for row in search.held()]
+        if held:
+            seconds, configuration = min(held, key=lambda item: item[0])
+            self.search.served_by(seconds, layout_words(configuration))
 
     def take(self, position: int, row: MeasuredRow | None) -> None:
         """A measurement came back: told to the search, or (interrupted) the search stopped."""
@@ -138,6 +153,31 @@ class ConfigurationSearch:
         self.search.end(why)
 
 
+def _upper(row: MeasuredRow) -> float:
+    high = row.ci_high_s
+    return high if high is not None and math.isfinite(high) else row.median_s
+
+
+def layout_words(configuration) -> str:
+    """A configuration's layout as the lines name it ("1 thread", "2 ranks x 1 thread")."""
+    threads = f"{configuration.threads} thread{'s' if configuration.threads > 1 else ''}"
+    return threads if configuration.ranks == 1 else f"{configuration.ranks} ranks x {threads}"
+
+
+def serving_layouts(plans: list) -> dict[int, list[int]]:
+    """Per plan, the plans whose layout serves its requests too: the same method, IVP, n and
+    ranks on fewer threads (a tuned library runs a request on up to its threads:
+    pipeline/dispatch_table)."""
+    def key(plan):
+        c = plan.configuration
+        return c.method.name, c.ivp.name, c.n, c.ranks
+
+    return {index: [other for other, candidate in enumerate(plans)
+                    if key(candidate) == key(plan)
+                    and candidate.configuration.threads < plan.configuration.threads]
+            for index, plan in enumerate(plans)}
+
+
 def run_searches(executor, plans: list, found: list, options: MeasureOptions,
                  collector: Collector, deadline: float | None, cost_s: float,
                  beyond: float | None = None) -> tuple[dict, dict]:
@@ -145,12 +185,16 @@ def run_searches(executor, plans: list, found: list, options: MeasureOptions,
     measure it (or answer it from the store) and tell the search the result, until every search
     has ended or the deadline comes; the new rows and the ids left unmeasured, per configuration.
     With `beyond`, a timing ends once it lies wholly that share above its configuration's best
-    (ConfigurationSearch.timed_beyond)."""
+    (ConfigurationSearch.timed_beyond). Before each ask a search is told what the layouts
+    serving its requests hold (serving_layouts)."""
     searches = [ConfigurationSearch.of(plan, search) for plan, search in zip(plans, found)]
+    serving = {index: [searches[other] for other in others]
+               for index, others in serving_layouts(plans).items()}
     running: dict = {}          # future -> (ConfigurationSearch, position)
     while True:
         signals.check()
-        _ask_while_free(executor, searches, running, options, deadline, cost_s, beyond)
+        _ask_while_free(executor, searches, serving, running, options, deadline, cost_s,
+                        beyond)
         if not running:
             return ({index: s.new for index, s in enumerate(searches)},
                     {index: s.left for index, s in enumerate(searches)})
@@ -160,8 +204,9 @@ def run_searches(executor, plans: list, found: list, options: MeasureOptions,
             searched.take(position, collector.take(searched.plan, future.result()))
 
 
-def _ask_while_free(executor, searches: list, running: dict, options: MeasureOptions,
-                    deadline: float | None, cost_s: float, beyond: float | None) -> None:
+def _ask_while_free(executor, searches: list, serving: dict, running: dict,
+                    options: MeasureOptions, deadline: float | None, cost_s: float,
+                    beyond: float | None) -> None:
     """Ask the searches in turn, one variant each, while a node is free and one asks for more;
     each task to run goes into running."""
     # with one measurement in flight the other cores are idle while it builds (a batch of at most
@@ -170,9 +215,10 @@ def _ask_while_free(executor, searches: list, running: dict, options: MeasureOpt
     asked = True
     while asked and len(running) < executor.capacity:
         asked = False
-        for searched in searches:
+        for index, searched in enumerate(searches):
             if len(running) >= executor.capacity or searched.search.ended_by:
                 continue
+            searched.tell_served(serving[index])
             picks = searched.search.ask(1)
             if not picks:
                 continue
@@ -203,12 +249,35 @@ def contenders(plan, rows: dict) -> list[str]:
                               for vid, row in read.items() if row.ok})
 
 
+def served_faster(plans: list, rows: list) -> dict[int, str]:
+    """index -> why, for each configuration whose fastest first timing lies more than
+    CLOSE_WITHIN above the top of the interval of the best that a layout serving its requests
+    holds (serving_layouts; rows: per plan id -> row): no race among its variants changes what
+    a request runs."""
+    def fastest(index: int, upper: bool) -> float:
+        held = [_upper(row) if upper else row.median_s
+                for row in map(MeasuredRow.of, rows[index].values()) if row.ok]
+        return min(held, default=math.inf)
+
+    found = {}
+    for index, others in serving_layouts(plans).items():
+        own = fastest(index, upper=False)
+        bar = min((fastest(other, upper=True) for other in others), default=math.inf)
+        if math.isfinite(own) and own > bar * (1 + timing.CLOSE_WITHIN):
+            layout = min(others, key=lambda other: fastest(other, upper=True))
+            found[index] = (f"{layout_words(plans[layout].configuration)} serves these requests "
+                            f"at least {own / bar:.2f}x faster")
+    return found
+
+
 def retime(executor, plans: list, rows: dict, new: dict, options: MeasureOptions,
-           collector: Collector, deadline: float | None, on_phase=None) -> dict:
+           collector: Collector, deadline: float | None, on_phase=None, skip=()) -> dict:
     """Re-time, interleaved on one node, the close contenders of every configuration that got new
     measurements or whose contenders no stored round holds (a run stopped before its race), so
-    that neither differences between nodes nor a lone lucky timing decide."""
-    groups = {index: contenders(plan, rows[index]) for index, plan in enumerate(plans)}
+    that neither differences between nodes nor a lone lucky timing decide; the configurations
+    in skip are not raced."""
+    groups = {index: contenders(plan, rows[index]) for index, plan in enumerate(plans)
+              if index not in skip}
     groups = {index: ids for index, ids in groups.items()
               if ids and (new[index] or not set(ids) <= set(plans[index].retimed))}
     if on_phase:

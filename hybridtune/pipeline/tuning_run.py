@@ -15,7 +15,8 @@ from hybridtune.describe.configuration import Configuration
 from hybridtune.describe.scenario import Scenario
 from hybridtune.describe.strategy import Strategy
 from hybridtune.runtime import signals
-from hybridtune.pipeline.measuring_phase import Collector, retime, run_searches, spread_builds, task_cost
+from hybridtune.pipeline.measuring_phase import (Collector, retime, run_searches, served_faster,
+                                               spread_builds, task_cost)
 from hybridtune.pipeline.measurement_rows import row_ok
 from hybridtune.pipeline.offline_stages import predict_scenario
 from hybridtune.pipeline.tuning_observer import TuningObserver
@@ -77,6 +78,7 @@ class Outcome:
     not_measured: tuple             # ids left when the time limit came
     retimed: dict = field(default_factory=dict)     # id -> row of the interleaved re-timing
     ended_by: str = ""              # why hybrid stopped measuring (other strategies: "")
+    not_raced: str = ""             # why its close contenders were not raced, where they were not
 
     def chosen(self) -> tuple | None:
         """(prediction, row) of the variant chosen by learn/timing's rule: the fastest re-timing
@@ -313,13 +315,17 @@ def measure_plans(request: TuneRequest, plans: list, store, site: TuningSite,
                                  task_cost(request.options), None if request.strategy.name in
                                  PLANNED else timing.CLOSE_WITHIN)
         rows = [{**plan.reused, **new[index]} for index, plan in enumerate(plans)]
+        adaptive = request.strategy.name not in PLANNED
+        # an adaptive run's configuration that a layout of fewer threads serves faster is not
+        # raced (a planned run's choices, a ground truth's among them, all are)
+        not_raced = served_faster(plans, rows) if adaptive else {}
         retimed = retime(executor, plans, rows, new, request.options, collector, deadline,
-                         observer.phase)
-    adaptive = request.strategy.name not in PLANNED
+                         observer.phase, skip=set(not_raced))
     # a configuration this run did not re-time keeps the store's latest round (learn/timing's
     # rule tells whether it still decides)
     outcomes = tuple(Outcome(plan, rows[index], len(new[index]), tuple(left[index]),
                              retimed[index] or plan.retimed,
-                             found[index].ended_by if adaptive else "")
+                             found[index].ended_by if adaptive else "",
+                             not_raced.get(index, ""))
                      for index, plan in enumerate(plans))
     return Measured(outcomes, not any(left.values()), notes)

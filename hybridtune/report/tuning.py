@@ -52,7 +52,8 @@ def chosen_line(outcome, strategy: str) -> tuple[str, dict]:
               "shortlisted": [p.id for p in plan.shortlisted], "measured": measured,
               "measured_now": outcome.new, "failed": failed,
               "not_measured": list(outcome.not_measured), "retimed": sorted(outcome.retimed),
-              "chosen": None, "ended_by": outcome.ended_by, "unreliable": None}
+              "chosen": None, "ended_by": outcome.ended_by,
+              "not_raced": outcome.not_raced, "unreliable": None}
     left = (f"; {len(outcome.not_measured)} not measured (time limit)"
             if outcome.not_measured else "")
     chosen = outcome.chosen()
@@ -64,6 +65,8 @@ def chosen_line(outcome, strategy: str) -> tuple[str, dict]:
     notes = [f"{len(failed)} failed"] if failed else []
     if outcome.retimed:
         notes.append(f"raced in interleaved rounds against {len(outcome.retimed) - 1}")
+    elif outcome.not_raced:
+        notes.append(f"not raced: {outcome.not_raced}")
     if outcome.ended_by:
         notes.append(f"stopped: {outcome.ended_by}")
     tied = outcome.tied(best.id)

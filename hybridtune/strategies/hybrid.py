@@ -2,7 +2,8 @@
 
 The belief over log times is the trained model's, or the offline model's, conditioned on each
 result. The search ends when fewer than E unmeasured variants are expected to be 3% faster than the
-best held and the best expected variant of each skeleton was measured; k variants at once by the
+best held (and faster than what a layout of fewer threads holds, where one serves the same
+requests) and the best expected variant of each skeleton was measured; k variants at once by the
 constant liar.
 """
 
@@ -12,6 +13,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+
+from scipy.special import ndtr
 
 from hybridtune.learn.belief import BETTER_BY, Belief
 from hybridtune.learn.teaching_pick import teaching_pick
@@ -81,6 +84,11 @@ class HybridSearch(Search):
         self.measured = 0
         self.decisions: list[Decision] = []
         self.ended_by = ""
+        self.served: tuple | None = None     # (log seconds, layout) another layout holds
+
+    def served_by(self, seconds: float, layout: str) -> None:
+        if math.isfinite(seconds) and seconds > 0:
+            self.served = (math.log(seconds), layout)
 
     @property
     def among(self) -> np.ndarray:
@@ -135,6 +143,11 @@ class HybridSearch(Search):
         if best is None:
             return None
         chances = self.belief.chances(best, self.among)
+        if self.served is not None:
+            # a variant no faster than the other layout's is no request's choice
+            mean, std = self.belief.posterior()
+            chances = np.minimum(chances, ndtr((self.served[0] - mean[self.among])
+                                               / std[self.among]))
         chances[list(self.busy | self.excluded)] = 0.0
         measured = np.zeros(self.size, bool)
         measured[[i - self.start for i in self.belief.observed
@@ -155,6 +168,16 @@ class HybridSearch(Search):
         if not self.busy:
             self.ended_by = why
 
+    def _why_stopped(self, decision: Decision) -> str:
+        words = f"{decision.expected:.2g} variants expected {100 * BETTER_BY:g}% faster than the " \
+                "best held"
+        mean, _ = self.belief.posterior()
+        held_log = float(mean[self.start + decision.best])
+        if self.served is not None and self.served[0] < held_log + math.log(1 - BETTER_BY):
+            words += (f" and faster than {self.served[1]}'s best held "
+                      f"({math.exp(self.served[0]):.4e} s/step)")
+        return f"{words} (below {self.stop:g})"
+
     def _next(self, decide: bool) -> int | None:
         if self.ended_by:
             return None
@@ -169,8 +192,7 @@ class HybridSearch(Search):
         if decision is not None:
             self.decisions.append(decision)
             if decision.expected < self.stop and not uncovered:
-                self._end(f"{decision.expected:.2g} variants expected {100 * BETTER_BY:g}% faster "
-                          f"than the best held (below {self.stop:g})")
+                self._end(self._why_stopped(decision))
                 return None
         mean, _ = self.belief.posterior()
         if decision is not None and decision.expected < self.stop:

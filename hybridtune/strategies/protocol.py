@@ -46,6 +46,9 @@ class Search(ABC):
     3. `end(why)` where the driver stops the search from outside (a time limit, an interrupted
        measurement), after asking `remaining()` what it would still have asked for.
 
+    Before each ask the driver may tell `served_by(seconds, layout)`: the best another layout
+    serving the same requests holds so far.
+
     A search ends itself by setting `ended_by` to why (its stop rule met, nothing left); the
     driver never asks an ended search again. `most()` bounds the measurements it may ask for (a
     dry run's count), `planned()` gives its whole order where that is known beforehand and
@@ -81,6 +84,13 @@ class Search(ABC):
     def end(self, why: str) -> None:
         """End the search from outside (a time limit, an interrupted measurement)."""
         self.ended_by = why
+
+    def served_by(self, seconds: float, layout: str) -> None:
+        """Another layout that serves this configuration's requests (as many ranks, fewer
+        threads: a tuned library runs a request on up to its threads) holds a variant of
+        `seconds` per step: none slower than that is a request's choice. An adaptive search may
+        stop sooner; a planned one changes nothing."""
+        return None
 
 
 class Planned(Search):

@@ -156,3 +156,6 @@ class Sampled(Search):
     def end(self, why: str) -> None:
         self.stopped = why
         self.inner.end(why)
+
+    def served_by(self, seconds: float, layout: str) -> None:
+        self.inner.served_by(seconds, layout)

@@ -59,7 +59,12 @@ def _task(vid):
                                                      one_file=False), span=1)
 
 
-def _plan(ids, reused=None, measured=None, retimed=None):
+def _configuration(threads=1, n=100, ranks=1, ivp="ivp"):
+    return SimpleNamespace(method=SimpleNamespace(name="m"), ivp=SimpleNamespace(name=ivp), n=n,
+                           ranks=ranks, threads=threads)
+
+
+def _plan(ids, reused=None, measured=None, retimed=None, configuration=None):
     """A configuration's plan: candidates ids, rows the store answers, tasks for the others, the
     store's latest re-timing round."""
     reused = reused or {}
@@ -68,7 +73,8 @@ def _plan(ids, reused=None, measured=None, retimed=None):
     return SimpleNamespace(candidates=Candidates(tuple(ids), tuple(range(len(ids)))),
                            reused=reused, tasks=tasks, retimed=retimed or {},
                            all_tasks={t.generated.variant_id: t for t in tasks},
-                           shortlisted=tuple(SimpleNamespace(id=vid) for vid in ids))
+                           shortlisted=tuple(SimpleNamespace(id=vid) for vid in ids),
+                           configuration=configuration or _configuration())
 
 
 def _measured(seconds=None, status="ok", message=""):
@@ -206,6 +212,64 @@ def test_close_contenders_are_retimed_and_kept_where_ok(monkeypatch):
     # nothing new measured but no round stored (a run stopped before its race): raced now
     again = retime(InlineExecutor(), [plan], [rows], {0: {}}, OPTIONS, Collector(Rows()), None)
     assert retimed_ids == ["a", "b"] and sorted(again[0]) == ["a", "b"]
+
+
+class Served(Told):
+    """A planned search that records what the layouts serving it hold."""
+
+    def __init__(self, order):
+        super().__init__(order)
+        self.served = []
+
+    def served_by(self, seconds, layout):
+        self.served.append((seconds, layout))
+
+
+def test_a_layout_of_fewer_threads_serves_the_same_methods_ivp_n_and_ranks():
+    plans = [_plan(["a"], configuration=_configuration(threads=t, n=n, ranks=r))
+             for t, n, r in [(1, 100, 1), (2, 100, 1), (4, 100, 1), (2, 200, 1), (2, 100, 2)]]
+    assert measuring_phase.serving_layouts(plans) == {0: [], 1: [0], 2: [0, 1], 3: [], 4: []}
+
+
+def test_each_search_is_told_the_top_of_the_best_interval_its_serving_layouts_hold(monkeypatch):
+    monkeypatch.setattr(measuring_phase, "measure", _measured({"b": 2.0, "c": 0.5, "e": 9.0}))
+    one = _plan(["a", "b", "c"], reused={"a": {**_stored("a", 1.0), "ci_high_s": 1.1}})
+    two = _plan(["d", "e"], reused={"d": _stored("d", 3.0)},
+                configuration=_configuration(threads=2))
+    searches = [Served([0, 1, 2]), Served([0, 1])]
+    run_searches(InlineExecutor(), [one, two], searches, OPTIONS, Collector(Rows()), None, 1.0)
+    assert searches[0].served == []
+    # the store's rows answer without a slot: the 2-thread search was asked (d, stored) while the
+    # 1-thread one held only a; then the best of the 1-thread search's end, c, at its interval's top
+    assert searches[1].served == [(pytest.approx(1.1), "1 thread"),
+                                  (pytest.approx(0.505), "1 thread")]
+
+
+def test_a_configuration_a_layout_of_fewer_threads_serves_far_faster_is_not_raced(monkeypatch):
+    retimed_ids = []
+
+    def interleaved(tasks, options):
+        retimed_ids.extend(t.generated.variant_id for t in tasks)
+        return [Measurement(t.generated.variant_id, "m", "i", 100, 1, "ok", median_s=1.0,
+                            ci_rel=0.01, timing="interleaved") for t in tasks]
+
+    monkeypatch.setattr(measuring_phase, "retime_interleaved", interleaved)
+
+    def row(vid, seconds):
+        return {"id": vid, "status": "ok", "median_s": seconds, "ci_low_s": 0.99 * seconds,
+                "ci_high_s": 1.01 * seconds}
+
+    plans = [_plan(["a", "b"]), _plan(["c", "d"], configuration=_configuration(threads=2)),
+             _plan(["e", "f"], configuration=_configuration(threads=2, n=200))]
+    rows = [{"a": row("a", 1.0), "b": row("b", 1.01)}, {"c": row("c", 1.5), "d": row("d", 1.51)},
+            {"e": row("e", 5.0), "f": row("f", 5.01)}]
+    found = measuring_phase.served_faster(plans, rows)
+    assert found == {1: "1 thread serves these requests at least 1.49x faster"}
+    # within CLOSE_WITHIN of the serving layout's best: raced
+    assert measuring_phase.served_faster(plans, [rows[0], {"c": row("c", 1.1)}, rows[2]]) == {}
+    retime(InlineExecutor(), plans, rows, {0: rows[0], 1: rows[1], 2: rows[2]}, OPTIONS,
+           Collector(Rows()), None, skip=set(found))
+    assert retimed_ids == ["a", "b", "e", "f"]
 
 
 @pytest.mark.parametrize("stored", [None, _stored("a", 1.0)])

@@ -51,6 +51,16 @@ def test_the_race_decides_and_its_ties_are_named():
     assert "1 other within 1.0% not told apart" in line
 
 
+def test_a_configuration_not_raced_says_why():
+    rows = {"a": _row(1.00, 0.01), "b": _row(1.02, 0.01)}
+    why = "1 thread serves these requests at least 1.80x faster"
+    outcome = Outcome(_outcome(rows).plan, rows, 2, (), {}, "", why)
+    line, record = chosen_line(outcome, "hybrid")
+    assert f"not raced: {why}" in line and record["not_raced"] == why
+    line, record = chosen_line(_outcome(rows), "hybrid")
+    assert "not raced" not in line and record["not_raced"] == ""
+
+
 def test_the_fastest_layout_is_named_and_threads_compare_on_as_many_ranks():
     def record(ranks, threads, seconds, predicted):
         return {"method": "m", "ivp": "Wave1D", "n": 100, "ranks": ranks, "threads": threads,

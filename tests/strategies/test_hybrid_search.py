@@ -133,3 +133,38 @@ def test_upcoming_answers_what_ask_would_and_leaves_the_search_as_it_was(fixture
     again.ask(1)
     again.tell(first[0], float(frame["median_s"].iloc[first[0]]))
     assert looked.ask(3) == again.ask(3)    # and later asks as if it had never looked
+
+
+def _searched(belief_of, truth, served=None):
+    """The order a search of 40 variants measures (each told its true time), told before each ask
+    what a serving layout holds (served: seconds, or None)."""
+    search = HybridSearch(belief_of(), 40, 0.05, 40)
+    order = []
+    while True:
+        if served is not None:
+            search.served_by(served, "1 thread")
+        asked = search.ask(1)
+        if not asked:
+            return order, search.ended_by
+        order += asked
+        search.tell(asked[0], float(truth[asked[0]]))
+
+
+def test_a_layout_of_fewer_threads_far_faster_ends_the_search_sooner_and_is_named():
+    # 40 variants spread over 40%, as uncertain as a new host leaves them
+    rng = np.random.default_rng(3)
+    log_mean = np.log(1.0 + 0.4 * rng.random(40))
+    cov = 0.1 ** 2 + 0.05 ** 2 * np.eye(40)
+    truth = dict(enumerate(np.exp(log_mean + 0.03 * rng.standard_normal(40))))
+
+    def belief_of():
+        return Belief(log_mean, cov, {})
+
+    alone, why_alone = _searched(belief_of, truth)
+    served, why_served = _searched(belief_of, truth, served=0.5)
+    assert len(served) < len(alone)
+    assert "1 thread's best held (5.0000e-01 s/step)" in why_served
+    assert "1 thread" not in why_alone and "expected 3% faster" in why_alone
+    # a serving layout slower than every variant here changes nothing
+    slower, why_slower = _searched(belief_of, truth, served=10.0)
+    assert slower == alone and why_slower == why_alone
