@@ -135,7 +135,7 @@ def searches(plans: list, store, machine_sha256: str, hardware_id: str, stop: fl
             mine = [p.id for p in plan.shortlisted]
             covered = first_cover(mine, belief, start)
             search = sampled(HybridSearch(belief, len(mine), stop, max_measurements or len(mine),
-                                          start, covered, teaching_picks(fitted)),
+                                          start, covered, teaching_picks(fitted), scored=False),
                              plan.candidates, sample)
             for position, vid in enumerate(mine):
                 if vid in plan.reused:

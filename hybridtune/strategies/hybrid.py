@@ -31,7 +31,8 @@ NEGLIGIBLE = 1e-3       # the most the stop's chance may be off by leaving unlik
 @dataclass(frozen=True)
 class Decision:
     """One stop decision: the chance that some unmeasured variant is BETTER_BY faster than every
-    measured one (stopping then loses more than that whichever measured one is chosen), the number
+    measured one (stopping then loses more than that whichever measured one is chosen; NaN where
+    the search is not scored: its 512 joint draws decide nothing), the number
     of unmeasured variants expected BETTER_BY faster than the best held, the best held (a
     position) and how many were measured then (the first `measured` of the search's order)."""
     chance: float
@@ -70,8 +71,9 @@ class HybridSearch(Search):
     belief may be shared with the searches of the same IVP's other configurations."""
 
     def __init__(self, belief: Belief, size: int, stop: float, limit: int, start: int = 0,
-                 covered=(), teach: int = 0):
+                 covered=(), teach: int = 0, scored: bool = True):
         self.belief = belief
+        self.scored = scored                 # decisions carry the chance the judge scores
         self.teach = teach                   # its first picks chosen for what they teach
         self.size = size
         self.stop = stop
@@ -149,6 +151,8 @@ class HybridSearch(Search):
             chances = np.minimum(chances, ndtr((self.served[0] - mean[self.among])
                                                / std[self.among]))
         chances[list(self.busy | self.excluded)] = 0.0
+        if not self.scored:      # a live search stops on the expected count alone
+            return Decision(math.nan, float(chances.sum()), best - self.start, self.measured)
         measured = np.zeros(self.size, bool)
         measured[[i - self.start for i in self.belief.observed
                   if 0 <= i - self.start < self.size]] = True

@@ -168,3 +168,22 @@ def test_a_layout_of_fewer_threads_far_faster_ends_the_search_sooner_and_is_name
     # a serving layout slower than every variant here changes nothing
     slower, why_slower = _searched(belief_of, truth, served=10.0)
     assert slower == alone and why_slower == why_alone
+
+
+def test_a_search_not_scored_skips_the_joint_chance_and_measures_the_same(fixture_rows):
+    frame = _pool(fixture_rows).frame
+    runs = []
+    for scored in (True, False):
+        belief, _ = prior_belief(None, frame["variant"].tolist(), frame["features"].tolist(),
+                                 frame["predicted_s"])
+        search = HybridSearch(belief, len(frame), 0.5, len(frame), scored=scored)
+        order = []
+        while (asked := search.ask(1)):
+            order += asked
+            search.tell(asked[0], float(frame["median_s"].iloc[asked[0]]))
+        runs.append((order, search.ended_by, search.decisions))
+    (order, why, decisions), (order_live, why_live, decisions_live) = runs
+    assert order == order_live and why == why_live and len(order) > 1
+    assert [d.expected for d in decisions] == [d.expected for d in decisions_live]
+    assert all(0 <= d.chance <= 1 for d in decisions)
+    assert all(np.isnan(d.chance) for d in decisions_live)
