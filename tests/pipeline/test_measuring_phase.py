@@ -182,7 +182,8 @@ def test_with_a_share_a_timing_ends_beyond_the_best_held_so_far(monkeypatch):
     assert given == [("b", math.inf), ("c", math.inf)]   # without a share: timed to the end
 
 
-def test_close_contenders_are_retimed_and_kept_where_ok(monkeypatch):
+def _interleaved_ids(monkeypatch) -> list:
+    """The ids the re-timing races, each re-timed ok at 1 s a step (recorded in the list)."""
     retimed_ids = []
 
     def interleaved(tasks, options):
@@ -191,6 +192,11 @@ def test_close_contenders_are_retimed_and_kept_where_ok(monkeypatch):
                             ci_rel=0.01, timing="interleaved") for t in tasks]
 
     monkeypatch.setattr(measuring_phase, "retime_interleaved", interleaved)
+    return retimed_ids
+
+
+def test_close_contenders_are_retimed_and_kept_where_ok(monkeypatch):
+    retimed_ids = _interleaved_ids(monkeypatch)
     plan = _plan(["a", "b", "c"])
     rows = {"a": {"id": "a", "status": "ok", "median_s": 1.0, "ci_low_s": 0.99, "ci_high_s": 1.01},
             "b": {"id": "b", "status": "ok", "median_s": 1.005, "ci_low_s": 0.995,
@@ -246,14 +252,7 @@ def test_each_search_is_told_the_top_of_the_best_interval_its_serving_layouts_ho
 
 
 def test_a_configuration_a_layout_of_fewer_threads_serves_far_faster_is_not_raced(monkeypatch):
-    retimed_ids = []
-
-    def interleaved(tasks, options):
-        retimed_ids.extend(t.generated.variant_id for t in tasks)
-        return [Measurement(t.generated.variant_id, "m", "i", 100, 1, "ok", median_s=1.0,
-                            ci_rel=0.01, timing="interleaved") for t in tasks]
-
-    monkeypatch.setattr(measuring_phase, "retime_interleaved", interleaved)
+    retimed_ids = _interleaved_ids(monkeypatch)
 
     def row(vid, seconds):
         return {"id": vid, "status": "ok", "median_s": seconds, "ci_low_s": 0.99 * seconds,
