@@ -173,8 +173,8 @@ class HybridSearch(Search):
             self.ended_by = why
 
     def _why_stopped(self, decision: Decision) -> str:
-        words = f"{decision.expected:.2g} variants expected {100 * BETTER_BY:g}% faster than the " \
-                "best held"
+        count = f"{decision.expected:.2g}" if decision.expected >= 1e-4 else "fewer than 0.0001"
+        words = f"{count} variants expected {100 * BETTER_BY:g}% faster than the best held"
         mean, _ = self.belief.posterior()
         held_log = float(mean[self.start + decision.best])
         if self.served is not None and self.served[0] < held_log + math.log(1 - BETTER_BY):
