@@ -131,7 +131,7 @@ class ConfigurationSearch:
         ConfigurationSearch), each timing at the top of its interval: a lucky first timing
         elsewhere must not end this search."""
         held = [(_upper(row), search.plan.configuration) for search in serving
-                for row in search.held()]
+                for row in search.held() if _runs_there(search.plan, row.id)]
         if held:
             seconds, configuration = min(held, key=lambda item: item[0])
             self.search.served_by(seconds, layout_words(configuration))
@@ -154,8 +154,19 @@ class ConfigurationSearch:
 
 
 def _upper(row: MeasuredRow) -> float:
+    """The top of a timing's 95% interval; without one (too few repetitions), its median widened
+    by the run-to-run noise of a timing."""
     high = row.ci_high_s
-    return high if high is not None and math.isfinite(high) else row.median_s
+    if high is not None and math.isfinite(high):
+        return high
+    return row.median_s * math.exp(timing.Z95 * timing.TIMING_SPREAD)
+
+
+def _runs_there(plan, vid: str) -> bool:
+    """Whether a tuned library runs this variant on the plan's layout: on one rank a variant of
+    an MPI skeleton does not (the one-process ones run there: dispatch_table.layout_times)."""
+    task = plan.all_tasks.get(vid)
+    return plan.configuration.ranks > 1 or task is None or not task.generated.mpi
 
 
 def layout_words(configuration) -> str:
@@ -188,7 +199,9 @@ def run_searches(executor, plans: list, found: list, options: MeasureOptions,
     (ConfigurationSearch.timed_beyond). Before each ask a search is told what the layouts
     serving its requests hold (serving_layouts)."""
     searches = [ConfigurationSearch.of(plan, search) for plan, search in zip(plans, found)]
+    # a planned search changes nothing for what it is told
     serving = {index: [searches[other] for other in others]
+               if searches[index].search.planned() is None else []
                for index, others in serving_layouts(plans).items()}
     running: dict = {}          # future -> (ConfigurationSearch, position)
     while True:
@@ -256,17 +269,18 @@ def served_faster(plans: list, rows: list) -> dict[int, str]:
     a request runs."""
     def fastest(index: int, upper: bool) -> float:
         held = [_upper(row) if upper else row.median_s
-                for row in map(MeasuredRow.of, rows[index].values()) if row.ok]
+                for row in map(MeasuredRow.of, rows[index].values())
+                if row.ok and (not upper or _runs_there(plans[index], row.id))]
         return min(held, default=math.inf)
 
     found = {}
     for index, others in serving_layouts(plans).items():
         own = fastest(index, upper=False)
         bar = min((fastest(other, upper=True) for other in others), default=math.inf)
-        if math.isfinite(own) and own > bar * (1 + timing.CLOSE_WITHIN):
+        if math.isfinite(own) and 0 < bar and own > bar * (1 + timing.CLOSE_WITHIN):
             layout = min(others, key=lambda other: fastest(other, upper=True))
             found[index] = (f"{layout_words(plans[layout].configuration)} serves these requests "
-                            f"at least {own / bar:.2f}x faster")
+                            f"{own / bar:.2f}x faster than the best measured here")
     return found
 
 

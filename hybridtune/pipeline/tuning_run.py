@@ -318,7 +318,8 @@ def measure_plans(request: TuneRequest, plans: list, store, site: TuningSite,
         adaptive = request.strategy.name not in PLANNED
         # an adaptive run's configuration that a layout of fewer threads serves faster is not
         # raced (a planned run's choices, a ground truth's among them, all are)
-        not_raced = served_faster(plans, rows) if adaptive else {}
+        not_raced = {index: why for index, why in served_faster(plans, rows).items()
+                     if new[index]} if adaptive else {}
         retimed = retime(executor, plans, rows, new, request.options, collector, deadline,
                          observer.phase, skip=set(not_raced))
     # a configuration this run did not re-time keeps the store's latest round (learn/timing's

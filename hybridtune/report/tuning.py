@@ -63,10 +63,11 @@ def chosen_line(outcome, strategy: str) -> tuple[str, dict]:
     record["chosen"] = {"id": best.id, "measured_s": row["median_s"],
                         "predicted_s": best.predicted_s, "predicted_rank": best.rank}
     notes = [f"{len(failed)} failed"] if failed else []
-    if outcome.retimed:
+    if outcome.not_raced:
+        notes.append(f"not raced: {outcome.not_raced}" + (
+            " (the store's earlier round kept)" if outcome.retimed else ""))
+    elif outcome.retimed:
         notes.append(f"raced in interleaved rounds against {len(outcome.retimed) - 1}")
-    elif outcome.not_raced:
-        notes.append(f"not raced: {outcome.not_raced}")
     if outcome.ended_by:
         notes.append(f"stopped: {outcome.ended_by}")
     tied = outcome.tied(best.id)

@@ -263,12 +263,26 @@ def test_a_configuration_a_layout_of_fewer_threads_serves_far_faster_is_not_race
     rows = [{"a": row("a", 1.0), "b": row("b", 1.01)}, {"c": row("c", 1.5), "d": row("d", 1.51)},
             {"e": row("e", 5.0), "f": row("f", 5.01)}]
     found = measuring_phase.served_faster(plans, rows)
-    assert found == {1: "1 thread serves these requests at least 1.49x faster"}
+    assert found == {1: "1 thread serves these requests 1.49x faster than the best measured here"}
     # within CLOSE_WITHIN of the serving layout's best: raced
     assert measuring_phase.served_faster(plans, [rows[0], {"c": row("c", 1.1)}, rows[2]]) == {}
     retime(InlineExecutor(), plans, rows, {0: rows[0], 1: rows[1], 2: rows[2]}, OPTIONS,
            Collector(Rows()), None, skip=set(found))
     assert retimed_ids == ["a", "b", "e", "f"]
+
+
+def test_one_ranks_mpi_variants_and_intervals_of_too_few_repetitions_set_no_bar_below_them():
+    one = _plan(["a", "m"], configuration=_configuration(threads=1))
+    one.all_tasks["m"].generated.mpi = True      # an MPI skeleton's variant: one rank never runs it
+    two = _plan(["c"], configuration=_configuration(threads=2))
+    rows = [{"a": {"id": "a", "status": "ok", "median_s": 1.0, "ci_high_s": None},
+             "m": {"id": "m", "status": "ok", "median_s": 0.1, "ci_high_s": 0.11}},
+            {"c": {"id": "c", "status": "ok", "median_s": 1.1, "ci_high_s": 1.12}}]
+    # the bar: a's median widened by a timing's run-to-run noise (1.063), not m's 0.11
+    assert measuring_phase.served_faster([one, two], rows) == {}
+    rows[1]["c"] = {**rows[1]["c"], "median_s": 1.2}
+    assert measuring_phase.served_faster([one, two], rows) == {
+        1: "1 thread serves these requests 1.13x faster than the best measured here"}
 
 
 @pytest.mark.parametrize("stored", [None, _stored("a", 1.0)])

@@ -59,6 +59,11 @@ def test_a_configuration_not_raced_says_why():
     assert f"not raced: {why}" in line and record["not_raced"] == why
     line, record = chosen_line(_outcome(rows), "hybrid")
     assert "not raced" not in line and record["not_raced"] == ""
+    # a round an earlier run stored still decides where it holds the leader: said so
+    kept = Outcome(_outcome(rows).plan, rows, 2, (), {"a": _row(1.0, 0.01), "b": _row(1.03, 0.01)},
+                   "", why)
+    line, _ = chosen_line(kept, "hybrid")
+    assert f"not raced: {why} (the store's earlier round kept)" in line and "raced in" not in line
 
 
 def test_the_fastest_layout_is_named_and_threads_compare_on_as_many_ranks():
