@@ -62,7 +62,8 @@ def main() -> int:
     same = all(a["orders"] == b["orders"] for a, b in zip(rounds["scored"], rounds["live"]))
     medians = {name: statistics.median(r["seconds"] for r in found)
                for name, found in rounds.items()}
-    out = {"store": args.store, "store_cpu": cpu, "host": hardware_identity()["hardware"], "pools": len(pools),
+    out = {"store": args.store, "store_cpu": cpu, "host": hardware_identity()["hardware"],
+           "pools": len(pools),
            "rounds": {name: [{k: v for k, v in r.items() if k != "orders"} for r in found]
                       for name, found in rounds.items()},
            "median_s": medians, "ratio_live_to_scored": medians["live"] / medians["scored"],

@@ -130,10 +130,10 @@ class ConfigurationSearch:
         """Tell the search the best that the layouts serving its requests hold (serving: their
         ConfigurationSearch), each timing at the top of its interval: a lucky first timing
         elsewhere must not end this search."""
-        held = [(_upper(row), search.plan.configuration) for search in serving
-                for row in search.held() if _runs_there(search.plan, row.id)]
-        if held:
-            seconds, configuration = min(held, key=lambda item: item[0])
+        bars = [(_bar(search.plan, search.held()), search.plan.configuration)
+                for search in serving]
+        seconds, configuration = min(bars, key=lambda item: item[0], default=(math.inf, None))
+        if math.isfinite(seconds):
             self.search.served_by(seconds, layout_words(configuration))
 
     def take(self, position: int, row: MeasuredRow | None) -> None:
@@ -160,6 +160,13 @@ def _upper(row: MeasuredRow) -> float:
     if high is not None and math.isfinite(high):
         return high
     return row.median_s * math.exp(timing.Z95 * timing.TIMING_SPREAD)
+
+
+def _bar(plan, rows) -> float:
+    """The top of the interval of the best among these rows of plan's layout that a tuned
+    library runs there (inf where none)."""
+    return min((_upper(row) for row in rows if row.ok and _runs_there(plan, row.id)),
+               default=math.inf)
 
 
 def _runs_there(plan, vid: str) -> bool:
@@ -267,18 +274,16 @@ def served_faster(plans: list, rows: list) -> dict[int, str]:
     CLOSE_WITHIN above the top of the interval of the best that a layout serving its requests
     holds (serving_layouts; rows: per plan id -> row): no race among its variants changes what
     a request runs."""
-    def fastest(index: int, upper: bool) -> float:
-        held = [_upper(row) if upper else row.median_s
-                for row in map(MeasuredRow.of, rows[index].values())
-                if row.ok and (not upper or _runs_there(plans[index], row.id))]
-        return min(held, default=math.inf)
+    def read(index: int) -> list[MeasuredRow]:
+        return [MeasuredRow.of(row) for row in rows[index].values()]
 
     found = {}
     for index, others in serving_layouts(plans).items():
-        own = fastest(index, upper=False)
-        bar = min((fastest(other, upper=True) for other in others), default=math.inf)
+        own = min((row.median_s for row in read(index) if row.ok), default=math.inf)
+        bars = {other: _bar(plans[other], read(other)) for other in others}
+        layout = min(bars, key=bars.get, default=None)
+        bar = bars[layout] if layout is not None else math.inf
         if math.isfinite(own) and 0 < bar and own > bar * (1 + timing.CLOSE_WITHIN):
-            layout = min(others, key=lambda other: fastest(other, upper=True))
             found[index] = (f"{layout_words(plans[layout].configuration)} serves these requests "
                             f"{own / bar:.2f}x faster than the best measured here")
     return found
