@@ -85,6 +85,10 @@ def plan_tasks(scenario: Scenario, config: Configuration, variants: list[Variant
     return tasks
 
 
+def _reference_key(config: Configuration, h: float, options: MeasureOptions) -> tuple:
+    return config.method.name, config.ivp.name, config.n, h, options.check_steps
+
+
 def with_reference(tasks: list[MeasureTask], config: Configuration,
                    options: MeasureOptions = MeasureOptions(), kept: dict | None = None
                    ) -> list[MeasureTask]:
@@ -93,12 +97,33 @@ def with_reference(tasks: list[MeasureTask], config: Configuration,
     if not tasks:
         return []
     kept = {} if kept is None else kept
-    key = (config.method.name, config.ivp.name, config.n, tasks[0].h, options.check_steps)
+    key = _reference_key(config, tasks[0].h, options)
     state = kept.get(key)
     if state is None:
         state = kept[key] = reference_after(config.method, config.ivp, config.n, tasks[0].h,
                                             options.check_steps)
     return [replace(task, reference=state) for task in tasks]
+
+
+def reference_states(wanted: list[tuple[Configuration, list[MeasureTask]]],
+                     options: MeasureOptions = MeasureOptions(), kept: dict | None = None,
+                     workers: int | None = None) -> dict:
+    """kept (the dict with_reference shares) with the reference state of each configuration
+    whose tasks are wanted, the distinct ones computed side by side, one thread per usable core
+    (the array work runs outside the GIL), the largest n first."""
+    kept = {} if kept is None else kept
+    todo = {}
+    for config, tasks in wanted:
+        if tasks:
+            todo.setdefault(_reference_key(config, tasks[0].h, options), (config, tasks[0].h))
+    todo = {key: job for key, job in todo.items() if key not in kept}
+    order = sorted(todo, key=lambda key: -key[2])
+    with ThreadPoolExecutor(max_workers=max(1, min(workers or usable_cores(), len(order)))) \
+            as pool:
+        states = pool.map(lambda key: reference_after(todo[key][0].method, todo[key][0].ivp,
+                                                      key[2], key[3], key[4]), order)
+        kept.update(zip(order, states))
+    return kept
 
 
 @dataclass(frozen=True)

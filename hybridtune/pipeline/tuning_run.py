@@ -25,7 +25,7 @@ from hybridtune.learn import timing
 from hybridtune.measure import race
 from hybridtune.measure.provenance import build_identity, code_sha256
 from hybridtune.measure.runner import MeasureOptions, MeasureTask
-from hybridtune.measure.tasks import plan_tasks, with_reference
+from hybridtune.measure.tasks import plan_tasks, reference_states, with_reference
 from hybridtune.strategies.protocol import Candidates
 from hybridtune.strategies.registry import BELIEF, PLANNED, shortlist, shortlist_search
 
@@ -182,11 +182,10 @@ def plan_configurations(request: TuneRequest, rankings, stored: dict, hardware_i
     """Per configuration: the shortlist, what the store already answers (stored: its first
     timings; retimings: its re-timings, by resume key), and the tasks left."""
     build_id = build_identity()["build_id"]
-    plans = []
     stored_order = {key: position for position, key in enumerate(retimings or {})}
     pools = {m.name: pool_for(request.scenario, m) for m in request.scenario.methods}
-    references: dict = {}       # one reference state per method, IVP and n, whatever the layout
     generated: dict = {}        # one variant's C per method and IVP, whatever the n and layout
+    planned = []
     for ranking in rankings:
         config = ranking.configuration
         predictions = list(ranking.predictions)
@@ -209,14 +208,18 @@ def plan_configurations(request: TuneRequest, rankings, stored: dict, hardware_i
             else:
                 todo.append(task)
         kernels = {p.id: [name for _, name in pool[p.id].kernels] for p in picked}
-        plans.append(TuningPlan(config, tuple(predictions), tuple(picked), len(pool), reused,
-                          tuple(with_reference(todo, config, request.options, references)),
-                          {p.id: task for p, task in zip(picked, tasks)},
-                          Candidates.in_order(picked, kernels),
-                          latest_round({vid: retimings[key] for vid, key in sorted(
-                              again.items(), key=lambda item: stored_order[item[1]])}),
-                          sum(p.id not in own for p in picked)))
-    return plans
+        planned.append((todo, TuningPlan(
+            config, tuple(predictions), tuple(picked), len(pool), reused, (),
+            {p.id: task for p, task in zip(picked, tasks)}, Candidates.in_order(picked, kernels),
+            latest_round({vid: retimings[key] for vid, key in sorted(
+                again.items(), key=lambda item: stored_order[item[1]])}),
+            sum(p.id not in own for p in picked))))
+    # one reference state per method, IVP and n, whatever the layout
+    references = reference_states([(plan.configuration, todo) for todo, plan in planned],
+                                  request.options)
+    return [replace(plan, tasks=tuple(with_reference(todo, plan.configuration, request.options,
+                                                     references)))
+            for todo, plan in planned]
 
 
 @dataclass(frozen=True)

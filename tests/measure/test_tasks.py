@@ -70,3 +70,28 @@ def test_configurations_of_one_ivp_share_one_generated_code_whatever_the_n(monke
     [alone] = tasks.plan_tasks(faults, Configuration(method, ivp, 20000, 1), [variant],
                                reference=False)
     assert alone.generated == planned[2].generated and len(generated) == 2
+
+
+def test_reference_states_are_computed_side_by_side_once_each_and_match_one_by_one(monkeypatch):
+    from hybridtune.describe.configuration import Configuration
+    from hybridtune.measure import tasks
+    faults = load(FAULTS)
+    method, ivp = faults.methods[0], faults.ivps[0]
+    computed = []
+    real = tasks.reference_after
+    monkeypatch.setattr(tasks, "reference_after",
+                        lambda *args: computed.append(args[2]) or real(*args))
+    variant = pool_for(faults, method)[BASE + "Update_j"]
+    layouts = [Configuration(method, ivp, n, threads)
+               for n, threads in ((2000, 1), (2000, 2), (20000, 1), (4000, 1))]
+    wanted = [(c, tasks.plan_tasks(faults, c, [variant], reference=False)) for c in layouts]
+    wanted[3] = (layouts[3], [])             # nothing left to run: no reference needed
+    kept = tasks.reference_states(wanted, workers=2)
+    assert sorted(computed) == [2000, 20000] and len(kept) == 2
+    one_by_one = [tasks.plan_tasks(faults, c, [variant])[0].reference for c in layouts[:3]]
+    assert len(computed) == 5
+    planned = [tasks.with_reference(todo, c, kept=kept) for c, todo in wanted[:3]]
+    assert len(computed) == 5                # with_reference found every state kept
+    for task, state in zip(planned, one_by_one):
+        assert (task[0].reference == state).all()
+    assert tasks.reference_states(wanted, kept=kept) is kept and len(computed) == 5

@@ -321,3 +321,25 @@ def test_observed_order_wave1d(m, expected):
     assert all(1e-11 < e < 1.0 for e in errors), errors
     orders = [math.log2(errors[i] / errors[i + 1]) for i in range(len(errors) - 1)]
     assert all(abs(p - expected) <= 0.3 for p in orders), (orders, errors)
+
+
+@pytest.mark.parametrize("name", list(RHS_CASES))
+def test_rhs_remembering_its_fixed_parts_gives_every_call_the_same_bits(name):
+    """What does not depend on t or y is evaluated at the first call only; every later call, at
+    other times and states, matches an evaluation of the whole code bit for bit."""
+    ivp, n = ivp_named(name), RHS_CASES[name][0][-1]
+    remembered, whole = right_hand_side(ivp, n), right_hand_side(ivp, n, remember=False)
+    for seed, t in enumerate((0.0, 1.7, 6.0, 0.25)):     # Medakzo's phi(t) switches at t = 5
+        y = _random_state(name, n, seed)
+        assert np.array_equal(remembered(t, y), whole(t, y), equal_nan=True), (name, t)
+
+
+def test_only_subtrees_free_of_t_and_the_state_are_remembered():
+    from hybridtune.describe.expr import parse_expression
+    from hybridtune.describe.nodes import walk
+    from hybridtune.reference.rhs import fixed_subtrees
+    code = parse_expression("pow(j * 0.5, 2.0) * %in[j + 1] + (t <= 5.0 ? 2.0 : 0.0) + sum(k, 0, 2, k * 1.0)")
+    fixed = {str(node) for node in walk(code) if id(node) in fixed_subtrees(code)}
+    assert any(text.startswith("Call(func='pow'") for text in fixed)
+    assert any(text.startswith("Binary(op='+', left=Name(id='j')") for text in fixed)
+    assert not any(text.startswith(("Input(", "Cond(", "Sum(", "Name(id='t')")) for text in fixed)
