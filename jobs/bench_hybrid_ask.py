@@ -15,7 +15,7 @@ import time
 
 from hybridtune.describe.library import PROJECT_ROOT
 from hybridtune.describe.strategy import HYBRID_STOP
-from hybridtune.learn.belief import prior_belief
+from hybridtune.learn.prior import prior_belief
 from hybridtune.pipeline.prior_stores import store_pools
 from hybridtune.strategies.hybrid import HybridSearch, first_cover
 from hybridtune.measure.provenance import hardware_identity

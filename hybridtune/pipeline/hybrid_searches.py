@@ -7,8 +7,8 @@ configurations, shared by that IVP's searches and conditioned on what the store 
 from __future__ import annotations
 
 from hybridtune.pipeline.measurement_rows import MeasuredRow
-from hybridtune.learn.belief import (HARDWARE_SPREAD, SHIPPED_EFFECTS, from_other_hardware,
-                                     prior_belief)
+from hybridtune.learn.prior import (HARDWARE_SPREAD, SHIPPED_EFFECTS, from_other_hardware,
+                                    prior_belief)
 from hybridtune.learn.persist import latest_models, load_model
 from hybridtune.learn.table import (KEY, PREDICTION_COLUMNS, hardware_name, joined_rows,
                                      latest_predictions)

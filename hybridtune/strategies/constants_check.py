@@ -17,7 +17,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from hybridtune.describe.strategy import HYBRID_STOP, Strategy
-from hybridtune.learn.belief import TRAINED_SCALE
+from hybridtune.learn.prior import TRAINED_SCALE
 from hybridtune.learn.table import Rows
 from hybridtune.learn.train import MIN_ROWS, fit
 from hybridtune.strategies import calibration, in_parallel, metrics, replay

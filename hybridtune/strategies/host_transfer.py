@@ -16,7 +16,7 @@ import pandas as pd
 from hybridtune.describe.strategy import HYBRID_STOP
 from hybridtune.errors import RequestError
 from hybridtune.learn.encode import KEPT_SETS
-from hybridtune.learn.belief import from_other_hardware
+from hybridtune.learn.prior import from_other_hardware
 from hybridtune.learn.table import CONFIG, Rows
 from hybridtune.learn.train import MIN_ROWS, fit
 from hybridtune.strategies import in_parallel, metrics, replay

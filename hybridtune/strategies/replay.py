@@ -15,7 +15,8 @@ from hybridtune.describe.strategy import HYBRID_STOP, Strategy
 from hybridtune.errors import HybridtuneError
 from hybridtune.learn.encode import kernel_variants
 from hybridtune.learn import timing
-from hybridtune.learn.belief import SHIPPED_EFFECTS, SHIPPED_ERRORS, Belief, prior_belief
+from hybridtune.learn.belief import Belief
+from hybridtune.learn.prior import SHIPPED_EFFECTS, SHIPPED_ERRORS, prior_belief
 from hybridtune.learn.kernel_effects import KernelEffects
 from hybridtune.learn.offline_errors import OfflineErrors
 from hybridtune.learn.table import CONFIG, Rows

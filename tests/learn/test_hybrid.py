@@ -13,8 +13,9 @@ from sklearn.gaussian_process.kernels import ConstantKernel, Matern
 from hybridtune.strategies import replay
 from hybridtune.strategies.leave_one_out import whole_pools
 from hybridtune.describe.strategy import HYBRID_STOP
-from hybridtune.learn.belief import (OFFSET_SPREAD, SHIPPED_ERRORS, Belief,
-                                     across_configurations, prior_belief)
+from hybridtune.learn.belief import Belief
+from hybridtune.learn.prior import (OFFSET_SPREAD, SHIPPED_ERRORS, across_configurations,
+                                    prior_belief)
 from hybridtune.learn import belief as belief_module, timing
 from hybridtune.learn.timing import TIMING_SPREAD
 from hybridtune.learn.table import Rows

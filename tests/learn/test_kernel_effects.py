@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from hybridtune.describe.library import PROJECT_ROOT
-from hybridtune.learn.belief import (EFFECTS_SLOPE_SPREAD, OFFSET_SPREAD, THREADS_CORRELATION,
-                                     kernel_prior, prior_belief)
+from hybridtune.learn.prior import (EFFECTS_SLOPE_SPREAD, OFFSET_SPREAD, THREADS_CORRELATION,
+                                    kernel_prior, prior_belief)
 from hybridtune.learn.kernel_effects import (PREDICTED, effects_prior, fitted_effects, shipped,
                                              tokens)
 from hybridtune.pipeline.prior_stores import stores_kernel_effects

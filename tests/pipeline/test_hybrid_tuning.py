@@ -12,7 +12,7 @@ import pytest
 
 from hybridtune.pipeline import hybrid_searches as hybrid_tuning
 from hybridtune.pipeline.hybrid_searches import prior_model, together
-from hybridtune.learn.belief import HARDWARE_SPREAD
+from hybridtune.learn.prior import HARDWARE_SPREAD
 from hybridtune.learn.table import PREDICTION_COLUMNS
 from hybridtune.store import Store
 

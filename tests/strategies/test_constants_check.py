@@ -6,7 +6,7 @@ import pytest
 
 from hybridtune.commands.evaluation_text import constants_lines
 from hybridtune.describe.strategy import HYBRID_STOP
-from hybridtune.learn.belief import TRAINED_SCALE
+from hybridtune.learn.prior import TRAINED_SCALE
 from hybridtune.learn.table import Rows
 from hybridtune.strategies import constants_check
 from hybridtune.strategies.constants_check import Scores

@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 
-from hybridtune.learn.belief import from_other_hardware
+from hybridtune.learn.prior import from_other_hardware
 from hybridtune.learn.table import Rows
 from hybridtune.learn.train import fit
 from hybridtune.strategies import host_transfer

@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hybridtune.learn.belief import Belief, prior_belief
+from hybridtune.learn.belief import Belief
+from hybridtune.learn.prior import prior_belief
 from hybridtune.strategies import calibration, replay
 from hybridtune.strategies.leave_one_out import whole_pools
 from hybridtune.strategies.hybrid import Decision, HybridSearch, cover, first_cover
