@@ -3,33 +3,24 @@
 from __future__ import annotations
 
 import math
-import os
 import random
-import select
-import signal
-import subprocess
 import time
 import uuid
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
 import numpy as np
 
 from hybridtune.generate.cvariant import GeneratedVariant, compile_units
 from hybridtune.compiler.build import BuildResult, build, build_linked, is_linked, native_source
 from hybridtune.measure.load import RETIMINGS, Watch, doubts, quietest
-from hybridtune.measure.launch_env import (child_environment, nested_mpi_command,
-                                           step_environment, step_mpi_command)
 from hybridtune.measure import race
+from hybridtune.measure.runner_child import INTERRUPTED, ChildFailed, RunnerChild
 from hybridtune.measure.provenance import (build_identity, code_sha256, hardware_identity,
                                           node_name)
 from hybridtune.measure.repetitions import ceiling, repeat, steps_per_repetition
 from hybridtune.measure.statistics import median_ci, relative_half_width
 
 STATUSES = ("ok", "compile_error", "crash", "timeout", "wrong_result")
-SHUTDOWN_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
-INTERRUPTED = "interrupted by"
-KILL_GRACE_S = 2.0         # a runner told to end (SIGTERM) is killed after this
 LAUNCH_ATTEMPTS = 3        # starts of a step across nodes whose MPI start failed
 MPI_START_FAILED = "MPI_Init_thread("   # in mpich's error stack where its start failed
 
@@ -136,118 +127,6 @@ def _units(generated: GeneratedVariant) -> dict[str, str]:
     return {"variant.c": generated.code} if generated.one_file else compile_units(generated.code)
 
 
-class _ChildFailed(Exception):
-    def __init__(self, status: str, message: str):
-        super().__init__(message)
-        self.status = status
-        self.message = message
-
-
-class _Child:
-    """The runner process and its line protocol, every read bounded by a timeout."""
-
-    def __init__(self, runner: str, library: str, task: MeasureTask, timeout_s: float):
-        env = {**child_environment(os.environ), "OMP_NUM_THREADS": str(task.threads),
-               "OMP_PLACES": "cores", "OMP_PROC_BIND": "close"}
-        command = [runner, library, str(task.n)]
-        if task.hosts:            # a step across nodes of the allocation
-            command = step_mpi_command(task.ranks, task.hosts, task.threads, command)
-            env = {**step_environment(os.environ), **{k: v for k, v in env.items()
-                                                      if k.startswith("OMP_")}}
-        elif task.generated.mpi:  # ranks started by mpiexec, which dies with the process group
-            command = nested_mpi_command(task.ranks, command, cores_per_rank=task.threads)
-        else:
-            env["HT_PARENT_PID"] = str(os.getpid())
-        # an MPI runner's ranks write why they gave up into REASON.RANK (beside the library, on
-        # whatever file system the ranks share): their stderr may be lost when one aborts the job
-        self.reason = (str(Path(library).parent / f".reason-{uuid.uuid4().hex}")
-                       if task.generated.mpi else None)
-        if self.reason:
-            env["HT_REASON_FILE"] = self.reason
-        self.timeout_s = timeout_s
-        self.process = subprocess.Popen(command, stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
-                                        start_new_session=True)
-
-    def send(self, line: str) -> None:
-        try:
-            self.process.stdin.write((line + "\n").encode())
-            self.process.stdin.flush()
-        except BrokenPipeError:
-            raise self._died() from None
-
-    def read(self, count: int | None = None) -> bytes:
-        """count bytes, or one line when count is None."""
-        deadline = time.monotonic() + self.timeout_s
-        data = b""
-        fd = self.process.stdout.fileno()
-        while count is None and not data.endswith(b"\n") or count is not None and len(data) < count:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                self.kill()
-                raise _ChildFailed("timeout", f"no answer within {self.timeout_s:g} s")
-            ready, _, _ = select.select([fd], [], [], left)
-            if not ready:
-                continue
-            chunk = os.read(fd, 1 << 20 if count is None else min(1 << 20, count - len(data)))
-            if not chunk:
-                raise self._died()
-            data += chunk
-        return data
-
-    def _reasons(self) -> list[str]:
-        """What the ranks wrote into their reason files (removed here), rank by rank."""
-        if not self.reason:
-            return []
-        files = sorted(Path(self.reason).parent.glob(Path(self.reason).name + ".*"),
-                       key=lambda f: int(f.suffix[1:]) if f.suffix[1:].isdigit() else -1)
-        lines = []
-        for file in files:
-            try:
-                lines += file.read_text(errors="replace").strip().splitlines()
-                file.unlink()
-            except OSError:
-                pass
-        return lines
-
-    def _died(self) -> _ChildFailed:
-        code = self.process.wait(timeout=self.timeout_s)
-        reasons = self._reasons()
-        rest = "\n".join(line for line in self.process.stderr.read().decode(
-            errors="replace").strip().splitlines() if line not in reasons)
-        own = "\n".join(reasons)[:1000]       # the ranks' own words first, then stderr's tail
-        err = "\n".join(part for part in (own, rest[-(2000 - len(own)):].strip()) if part)
-        if code < 0 and signal.Signals(-code) in SHUTDOWN_SIGNALS:
-            return _ChildFailed("crash", f"{INTERRUPTED} {signal.Signals(-code).name}")
-        if code < 0:
-            return _ChildFailed("crash", f"killed by signal {signal.Signals(-code).name}"
-                                + (f": {err}" if err else ""))
-        return _ChildFailed("crash", f"exited with status {code}" + (f": {err}" if err else ""))
-
-    def kill(self) -> None:
-        """End the runner's process group: SIGTERM first, so that a launcher (mpiexec, srun)
-        can end its ranks and its step, SIGKILL after KILL_GRACE_S."""
-        if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=KILL_GRACE_S)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-        self.process.wait()
-
-    def close(self) -> None:
-        if self.process.poll() is None:
-            try:
-                self.send("quit")
-                self.process.wait(timeout=5)
-            except (_ChildFailed, subprocess.TimeoutExpired):
-                pass
-        self.kill()
-        self._reasons()
-        for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
-            stream.close()
-
-
 def _provenance(task: MeasureTask, options: MeasureOptions) -> dict:
     return dict(id=task.generated.variant_id, method=task.method, ivp=task.ivp, n=task.n,
                 threads=task.threads, ranks=task.ranks, nodes=task.span,
@@ -293,7 +172,7 @@ def measure(task: MeasureTask, options: MeasureOptions = MeasureOptions(), hosts
         if child.read().strip() != b"1":
             return Measurement(**base, status="wrong_result", check_error=error,
                                message="the state is not finite after timing")
-    except _ChildFailed as failure:
+    except ChildFailed as failure:
         return Measurement(**base, status=failure.status, message=failure.message)
     finally:
         child.close()
@@ -301,28 +180,28 @@ def measure(task: MeasureTask, options: MeasureOptions = MeasureOptions(), hosts
 
 
 def _started(runner: str, library: str, task: MeasureTask, options: MeasureOptions, first
-             ) -> tuple[_Child | None, object, _ChildFailed | None]:
+             ) -> tuple[RunnerChild | None, object, ChildFailed | None]:
     """The runner started and what first(child) answers (its first exchange), or why not. A step
     across nodes whose MPI start failed (the launcher's doing: the variant runs after MPI_Init) is
     started again, up to LAUNCH_ATTEMPTS times."""
     attempt = 1
     while True:
-        child = _Child(runner, library, task, options.timeout_s)
+        child = RunnerChild(runner, library, task, options.timeout_s)
         try:
             return child, first(child), None
-        except _ChildFailed as failure:
+        except ChildFailed as failure:
             child.close()
             if not (task.hosts and MPI_START_FAILED in failure.message):
                 return None, None, failure
             if attempt == LAUNCH_ATTEMPTS:
-                return None, None, _ChildFailed(failure.status, f"MPI did not start in "
+                return None, None, ChildFailed(failure.status, f"MPI did not start in "
                                                 f"{attempt} attempts; the last: {failure.message}")
         attempt += 1
 
 
 def _checked(task: MeasureTask, options: MeasureOptions):
     """The first exchange of a measurement: the state after the check steps."""
-    def first(child: _Child) -> np.ndarray:
+    def first(child: RunnerChild) -> np.ndarray:
         child.send(f"check 0.0 {task.h!r} {options.check_steps}")
         return np.frombuffer(child.read(8 * task.n), dtype=np.float64)
     return first
@@ -361,7 +240,7 @@ def _until_sound(time_once, roots: list, task: MeasureTask) -> tuple[dict, dict]
     return samples, {**(load or {}), "timings": len(attempts)}
 
 
-def _calibrate(child: _Child, task: MeasureTask, options: MeasureOptions) -> tuple[int, float]:
+def _calibrate(child: RunnerChild, task: MeasureTask, options: MeasureOptions) -> tuple[int, float]:
     """Warm up, then the steps per repetition that make one repetition about repetition_s, and
     how long one of them should take."""
     h = repr(task.h)
@@ -379,7 +258,7 @@ def _repetition(task: MeasureTask, steps: int, options: MeasureOptions) -> str:
     return f"rep 0.0 {task.h!r} {steps} {options.repetition_limit * options.repetition_s!r}"
 
 
-def _time(child: _Child, task: MeasureTask, options: MeasureOptions, steps: int,
+def _time(child: RunnerChild, task: MeasureTask, options: MeasureOptions, steps: int,
           planned_s: float) -> list[float]:
     """Repetitions of steps steps (planned_s seconds each) under the timing protocol's stop rule
     (measure/repetitions)."""
@@ -428,7 +307,7 @@ def retime_interleaved(tasks: list[MeasureTask], options: MeasureOptions = Measu
                     try:
                         children[task].send(_repetition(task, steps[task], options))
                         samples[task].append(float(children[task].read()))
-                    except _ChildFailed as failure:
+                    except ChildFailed as failure:
                         failed(task, failure.status, failure.message)
                 rounds += 1
                 spent = time.monotonic() - started

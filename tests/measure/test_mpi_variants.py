@@ -118,13 +118,13 @@ def test_a_variant_that_cannot_start_keeps_its_reason_when_the_launcher_drops_it
     # MPI_Abort races the launcher's forwarding of the line a rank wrote just before it: on a
     # loaded machine mpiexec ended the job first and the measurement said only "exited with status
     # 4". Here mpiexec drops the ranks' stderr altogether: the reason comes from their files.
-    import hybridtune.measure.runner as runner
+    import hybridtune.measure.runner_child as runner_child
 
     def dropping_stderr(ranks, argv, cores_per_rank=None):
         command = nested_mpi_command(ranks, argv, cores_per_rank)
         return [command[0], "-errfile-pattern", "/dev/null", *command[1:]]
 
-    monkeypatch.setattr(runner, "nested_mpi_command", dropping_stderr)
+    monkeypatch.setattr(runner_child, "nested_mpi_command", dropping_stderr)
     result = measure(_with_a_halo_wider_than_a_block(tmp_path), QUICK)
     assert result.status == "crash" and result.message.startswith("exited with status 4: "), \
         result.message

@@ -115,11 +115,11 @@ def test_a_step_whose_mpi_start_failed_is_started_again_and_a_variants_crash_is_
         monkeypatch, failing, hosts, message, started, ok):
     fake = _FlakyStart(failing, message)
     _FlakyStart.started = 0
-    monkeypatch.setattr(runner, "_Child", fake)
+    monkeypatch.setattr(runner, "RunnerChild", fake)
 
     def first(child):
         if _FlakyStart.started <= child.failing:
-            raise runner._ChildFailed("crash", child.message)
+            raise runner.ChildFailed("crash", child.message)
         return "answer"
 
     task = MeasureTask(generated=None, method="m", ivp="i", n=8, threads=1, h=0.1,
@@ -138,7 +138,7 @@ def test_a_repetition_ends_at_its_time_limit_whatever_its_steps(faults):
     variant = pool_for(faults, method)[BASE + "Update_j"]
     generated = generate_variant(variant, faults.skeletons[0], faults.template_map, method, ivp)
     task = MeasureTask(generated, method.name, ivp.name, 200, 1, ivp.step_size(200))
-    child = runner._Child(str(runner.runner_program().path),
+    child = runner.RunnerChild(str(runner.runner_program().path),
                           str(runner.variant_library(generated).path), task, 60.0)
     try:
         child.send(f"rep 0.0 {task.h!r} 1000")

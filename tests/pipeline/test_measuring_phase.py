@@ -7,7 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from hybridtune.measure.runner import INTERRUPTED, Measurement, MeasureOptions
+from hybridtune.measure.runner import Measurement, MeasureOptions
+from hybridtune.measure.runner_child import INTERRUPTED
 from hybridtune.pipeline import measuring_phase
 from hybridtune.pipeline.measurement_rows import MeasuredRow, row_ok
 from hybridtune.pipeline.measuring_phase import Collector, contenders, retime, run_searches
