@@ -71,17 +71,26 @@ def design(names: tuple, variants: list, feature_rows: list, log_predicted: np.n
     return known - known.mean(axis=0), other - other.mean(axis=0) if len(found) else other
 
 
-def pool_effects(names: tuple, pool: pd.DataFrame) -> tuple[np.ndarray, float]:
-    """One measured pool's effects (ridge least squares of its centred log times) and the
-    variance they leave."""
-    log_predicted = np.log(pool["predicted_s"].to_numpy(float))
-    z, _ = design(names, pool["variant"].tolist(), pool["features"].tolist(), log_predicted)
-    y = np.log(pool["median_s"].to_numpy(float))
+def _pool_design(names: tuple, pool: pd.DataFrame) -> np.ndarray:
+    return design(names, pool["variant"].tolist(), pool["features"].tolist(),
+                  np.log(pool["predicted_s"].to_numpy(float)))[0]
+
+
+def _fitted(z: np.ndarray, seconds) -> tuple[np.ndarray, np.ndarray]:
+    """Effects of centred log times by ridge least squares on the rows z, and what they leave."""
+    y = np.log(np.asarray(seconds, float))
     y = y - y.mean()
     width = z.shape[1]
     b = np.linalg.lstsq(np.vstack([z, np.sqrt(RIDGE) * np.eye(width)]),
                         np.concatenate([y, np.zeros(width)]), rcond=None)[0]
-    return b, float(np.var(y - z @ b))
+    return b, y - z @ b
+
+
+def pool_effects(names: tuple, pool: pd.DataFrame) -> tuple[np.ndarray, float]:
+    """One measured pool's effects (ridge least squares of its centred log times) and the
+    variance they leave."""
+    b, left = _fitted(_pool_design(names, pool), pool["median_s"])
+    return b, float(np.var(left))
 
 
 def fitted_effects(pools: list[pd.DataFrame], hosts: tuple = (), shrink: float = SHRINK
@@ -101,6 +110,19 @@ def fitted_effects(pools: list[pd.DataFrame], hosts: tuple = (), shrink: float =
     return KernelEffects(names, tuple(effects.mean(axis=0)), tuple(map(tuple, cov)),
                          float(np.sqrt(np.mean([left for _, left in found]))), len(pools),
                          tuple(hosts))
+
+
+def own_between_passes(names: tuple, pools: list[pd.DataFrame]) -> tuple[float, int]:
+    """A variant's own error that two timings of it agree on, and the pools it rests on: per
+    pool timed in two passes (variant, features, predicted_s, and each pass's time in `one` and
+    `two`), the covariance of the residuals each pass leaves about its own effects (timing noise,
+    independent between passes, drops out of it), the root of their mean (0 where they cancel)."""
+    agreed = []
+    for pool in (p for p in pools if len(p) >= 3):
+        z = _pool_design(names, pool)
+        (_, one), (_, two) = (_fitted(z, pool[column]) for column in ("one", "two"))
+        agreed.append(float(np.mean(one * two)))
+    return (float(np.sqrt(max(np.mean(agreed), 0.0))) if agreed else float("nan")), len(agreed)
 
 
 def effects_of(pools: list[pd.DataFrame], hosts: tuple = ()) -> KernelEffects | None:

@@ -6,10 +6,11 @@ from pathlib import Path
 
 from hybridtune.errors import RequestError
 from hybridtune.learn.kernel_effects import KernelEffects, effects_of
-from hybridtune.learn.table import hardware_name, joined_rows
+from hybridtune.learn.table import CONFIG, hardware_name, joined_rows
 from hybridtune.pipeline.corrections import require_model
 from hybridtune.pipeline.store_frames import read_frames
 from hybridtune.strategies.leave_one_out import whole_pools
+from hybridtune.strategies.noise import pass_ratios
 
 
 def store_pools(path: str) -> tuple[list, str]:
@@ -22,6 +23,26 @@ def store_pools(path: str) -> tuple[list, str]:
                        runs=frames["runs"])
     return [pool.frame for pool in whole_pools(rows)], \
         hardware_name(frames["measurements"]) or Path(path).name
+
+
+def store_passes(path: str) -> list:
+    """A store's whole pools (as store_pools) joined to both passes of each variant timed in two
+    (columns one and two; pass_ratios pairs them), the pools with fewer than 3 such left out."""
+    frames = read_frames(path, ("variant_predictions", "measurements", "runs"))
+    pools, _ = store_pools(path)
+    pairs = pass_ratios(frames["measurements"])
+    if pairs.empty:
+        return []
+    by_key = {key: group for key, group in pairs.groupby(list(CONFIG))}
+    joined = []
+    for pool in pools:
+        key = tuple(pool[list(CONFIG)].iloc[0])
+        found = by_key.get(key)
+        if found is not None:
+            both = pool.merge(found[["variant", "one", "two"]], on="variant")
+            if len(both) >= 3:
+                joined.append(both)
+    return joined
 
 
 def stores_kernel_effects(paths: list) -> KernelEffects | None:

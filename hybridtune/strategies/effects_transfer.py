@@ -3,12 +3,14 @@
 For each IVP of the target host, the effects are fitted on whole pools without that IVP: the source
 host's (leave one host and one IVP out), the target's own, and both hosts' together (what a third
 host gets from the shipped ground truths); hybrid is replayed on the target's pools of that IVP with
-each, under the target's noise.
+each, under the target's noise. own_share: the share of the effects' own error the prior keeps (1:
+all of it, as hybrid's prior does).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -20,17 +22,20 @@ from hybridtune.strategies.noise import Noise, pool_draws
 SOURCES = ("transferred", "own", "both")
 
 
-def _effects(pools: list, ivp: str):
-    return kernel_effects.effects_of([p.frame for p in pools if p.key[1] != ivp])
+def _effects(pools: list, ivp: str, own_share: float):
+    found = kernel_effects.effects_of([p.frame for p in pools if p.key[1] != ivp])
+    return None if found is None else replace(found, own=found.own * own_share)
 
 
-def _direction(source, target, noise: Noise | None, seeds: int, stop: float) -> dict:
+def _direction(source, target, noise: Noise | None, seeds: int, stop: float,
+               own_share: float = 1.0) -> dict:
     """Hybrid without a model on every whole pool of the target, per source of its effects."""
     theirs, mine = whole_pools(source.rows), whole_pools(target.rows)
     found = {name: {"measured": [], "loss": []} for name in SOURCES}
     for ivp in sorted({p.key[1] for p in mine}):
-        effects = {"transferred": _effects(theirs, ivp), "own": _effects(mine, ivp),
-                   "both": _effects(theirs + mine, ivp)}
+        effects = {"transferred": _effects(theirs, ivp, own_share),
+                   "own": _effects(mine, ivp, own_share),
+                   "both": _effects(theirs + mine, ivp, own_share)}
         if any(e is None for e in effects.values()):
             continue
         for pool in (p for p in mine if p.key[1] == ivp):
@@ -52,13 +57,13 @@ def _direction(source, target, noise: Noise | None, seeds: int, stop: float) -> 
 
 
 def effects_transfer(a, b, noise_a: Noise | None, noise_b: Noise | None, seeds: int,
-                     stop: float) -> list[dict]:
+                     stop: float, own_share: float = 1.0) -> list[dict]:
     """Both directions between two hosts' ground truths (Host records)."""
-    return in_parallel.mapped(_one_way, (seeds, stop),
+    return in_parallel.mapped(_one_way, (seeds, stop, own_share),
                               [(a, b, noise_b), (b, a, noise_a)])
 
 
 def _one_way(setting: tuple, hosts: tuple) -> dict:
-    seeds, stop = setting
+    seeds, stop, own_share = setting
     source, target, noise = hosts
-    return _direction(source, target, noise, seeds, stop)
+    return _direction(source, target, noise, seeds, stop, own_share)

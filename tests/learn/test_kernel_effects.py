@@ -168,3 +168,32 @@ def test_the_shipped_effects_are_what_the_shipped_ground_truths_give():
     np.testing.assert_allclose(held.mean, found.mean, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(held.cov, found.cov, rtol=1e-9, atol=1e-12)
     assert held.own == pytest.approx(found.own, rel=1e-9) and held.pools == found.pools == 34
+
+
+def test_the_own_error_two_passes_agree_on_leaves_their_timing_noise_out(fixture_rows):
+    """Each pool drawn with own error OWN, timed in two passes each with independent noise 3x
+    as wide: the residuals of the stored (one-pass) times hold both, their covariance only OWN."""
+    from hybridtune.learn.kernel_effects import own_between_passes
+    pools, _ = _drawn(fixture_rows, pools=24)
+    generator = np.random.default_rng(7)
+    passes = [pool.assign(one=pool["median_s"] * np.exp(generator.normal(0, 3 * OWN, len(pool))),
+                          two=pool["median_s"] * np.exp(generator.normal(0, 3 * OWN, len(pool))))
+              for pool in pools]
+    names = fitted_effects(pools).names
+    agreed, count = own_between_passes(names, passes)
+    stored = fitted_effects([p.assign(median_s=p["one"]) for p in passes]).own
+    assert count == 24
+    assert agreed == pytest.approx(OWN, rel=0.35)
+    assert stored > 2.5 * OWN          # the one-pass residuals carry the timing noise
+    assert own_between_passes(names, [])[1] == 0
+
+
+@pytest.mark.slow
+def test_both_passes_of_the_amd_epyc_ground_truth_are_joined_to_its_whole_pools():
+    from hybridtune.pipeline.prior_stores import store_passes
+    paired = store_passes(str(PROJECT_ROOT / "data/groundtruth/amd-epyc/ground-truth.h5"))
+    assert len(paired) == 19 and all(len(pool) == 384 for pool in paired)
+    pool = paired[0]
+    # the stored time lies between (or at) its two passes
+    low, high = np.minimum(pool["one"], pool["two"]), np.maximum(pool["one"], pool["two"])
+    assert ((pool["median_s"] >= low * (1 - 1e-9)) & (pool["median_s"] <= high * (1 + 1e-9))).all()

@@ -61,3 +61,23 @@ def test_the_directions_forked_apart_give_what_they_give_in_one_process(fixture_
     forked = effects_transfer.effects_transfer(a, b, None, None, seeds=1, stop=0.1)
     monkeypatch.setattr(in_parallel, "cores", lambda: 1)
     assert effects_transfer.effects_transfer(a, b, None, None, seeds=1, stop=0.1) == forked
+
+
+def test_a_share_of_the_own_error_reaches_every_prior_replayed(fixture_rows, monkeypatch):
+    from hybridtune.strategies import replay
+    owns = []
+    real = replay.hybrid_prior
+
+    def recording(pools, fitted, *args, effects=None, **kwargs):
+        owns.append(effects.own)
+        return real(pools, fitted, *args, effects=effects, **kwargs)
+
+    monkeypatch.setattr(replay, "hybrid_prior", recording)
+    monkeypatch.setattr(in_parallel, "cores", lambda: 1)
+    host = Host("A", fixture_rows)
+    effects_transfer.effects_transfer(host, host, None, None, seeds=1, stop=0.1)
+    whole = list(owns)
+    owns.clear()
+    effects_transfer.effects_transfer(host, host, None, None, seeds=1, stop=0.1, own_share=0.5)
+    assert len(owns) == len(whole) > 0
+    assert owns == pytest.approx([0.5 * own for own in whole])
