@@ -20,7 +20,8 @@ from hybridtune.learn.prior import from_other_hardware
 from hybridtune.learn.table import CONFIG, Rows
 from hybridtune.learn.train import MIN_ROWS, fit
 from hybridtune.strategies import in_parallel, metrics, replay
-from hybridtune.strategies.leave_one_out import LOSS_WITHIN, accuracy_of, whole_pools
+from hybridtune.strategies.judged_numbers import LOSS_WITHIN
+from hybridtune.strategies.leave_one_out import accuracy_of, whole_pools
 from hybridtune.strategies.noise import Noise, pool_draws
 
 SPREAD_QUANTILES = (0.25, 0.75)     # the residuals' spread: their interquartile range, as a normal's

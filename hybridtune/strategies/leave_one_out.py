@@ -18,6 +18,8 @@ from hybridtune.errors import RequestError
 from hybridtune.strategies import calibration, in_parallel, metrics, replay, transfer
 from hybridtune.learn.encode import regime
 from hybridtune.learn.table import CONFIG, Rows
+from hybridtune.strategies.judged_numbers import (CURVE, FIRST_WITHIN, LOSS_WITHIN, mean_curve,
+                                                  pool_numbers, strategy_summary, to_best)
 from hybridtune.strategies.noise import Noise, pool_draws
 from hybridtune.strategies.tpe import optuna_module
 from hybridtune.learn.level import Levels, levels_of
@@ -28,11 +30,7 @@ from hybridtune.learn.train import MIN_ROWS, configuration_keys, fit, pool_targe
 WHOLE_POOL = 0.95        # a configuration with ok measurements of this share of its pool
 RANDOM_SEEDS = 20
 TPE_SEEDS = 5
-FIRST_WITHIN = 0.05
-LOSS_WITHIN = 0.03       # a loss this small counts as finding the best (the noise floor of a timing)
-SPREAD = (10, 90)        # percentiles over noise seeds
 CAPPED = 12              # hybrid is replayed with this cap too (about preselect:5's mean count)
-CURVE = 64               # best-found curves over the first this many measurements
 OTHER_SIZES = "gp_other_sizes"  # the left-out IVP's other configurations measured
 NO_MODEL = "hybrid (no model)"  # hybrid on the kernel effects measured on the other IVPs' pools
 OFFLINE_ERRORS = "hybrid (offline errors)"  # and on the offline model, its errors calibrated there
@@ -121,64 +119,6 @@ def _replays(pool: replay.StoredPool, hybrid_replays: dict, best_variant: str, e
             "preselect:5": [replay.run(pool, Strategy("preselect", 5), e) for e in errors],
             "preselect:10": [replay.run(pool, Strategy("preselect", 10), e) for e in errors],
             **hybrid_replays}
-
-
-def _numbers(pool: replay.StoredPool, replays: list) -> dict:
-    """The metrics of one strategy on one pool, judged by the pool's times (the mean of passes):
-    their mean over its replays (one per noise seed) and, in `seeds`, each replay's."""
-    times = pool.times
-    t_best = times.min()
-    expected = metrics.random_curve(times)
-    values = []
-    for r in replays:
-        measured = times[list(r.order)]
-        values.append({
-            "measured": len(r.order),
-            "retimed": len(r.retimed),
-            "loss": metrics.pool_loss(times, r.chosen),
-            "overhead": metrics.overhead(measured, t_best),
-            "gain": metrics.gain_over_run_all(measured, times[r.chosen], times),
-            "score": metrics.methodology_score(measured, times, expected),
-            "curve": metrics.best_found(measured, min(CURVE, len(times))) / t_best,
-            "first_within": bool(times[r.order[0]] <= t_best * (1 + FIRST_WITHIN))})
-    out = {key: float(np.mean([v[key] for v in values])) for key in values[0] if key != "curve"}
-    out["curve"] = np.mean([v["curve"] for v in values], axis=0).tolist()
-    out["seeds"] = [{key: v[key] for key in ("measured", "loss", "score")} for v in values]
-    return out
-
-
-def _summary(per_config: list[dict], seeds: int) -> dict:
-    """A strategy's metrics over the configurations: of the means over noise seeds, and with
-    several seeds the SPREAD percentiles over seeds of each seed's summary."""
-    out = _summary_of(per_config)
-    if seeds > 1:
-        each = [_summary_of([{**c, **c["seeds"][k]} for c in per_config], False)
-                for k in range(seeds)]
-        out["over_seeds"] = {name: [float(np.percentile([e[name] for e in each], q))
-                                    for q in SPREAD]
-                             for name in ("measured_mean", "loss_pct_mean", "loss_pct_max",
-                                          "frac_loss_le_3pct", "score")}
-    return out
-
-
-def _summary_of(per_config: list[dict], each_seed: bool = True) -> dict:
-    """A strategy's metrics over configurations; the loss's distribution over every
-    (configuration, noise seed) replay where each_seed and the seeds are held."""
-    losses = np.array([seed["loss"] for c in per_config
-                       for seed in (c.get("seeds", [c]) if each_seed else [c])])
-    scores = [c["score"] for c in per_config]
-    low, high = metrics.bootstrap_interval(scores)
-    return {"configurations": len(per_config),
-            "measured_mean": float(np.mean([c["measured"] for c in per_config])),
-            "retimed_mean": float(np.mean([c.get("retimed", 0) for c in per_config])),
-            "loss_pct_max": float(100 * losses.max()), "loss_pct_mean": float(100 * losses.mean()),
-            "loss_pct_median": float(100 * np.median(losses)),
-            "loss_pct_p90": float(100 * np.percentile(losses, 90)),
-            "frac_loss_le_1pct": float(np.mean(losses <= 0.01)),
-            "frac_loss_le_3pct": float(np.mean(losses <= LOSS_WITHIN)),
-            "overhead_pct_mean": float(100 * np.mean([c.get("overhead", 0) for c in per_config])),
-            "gain_pct_mean": float(100 * np.mean([c.get("gain", 0) for c in per_config])),
-            "score": float(np.mean(scores)), "score_interval": [low, high]}
 
 
 @dataclass(frozen=True)
@@ -364,7 +304,7 @@ def _pool_replay(setting: ReplaySetting, pool: replay.StoredPool, hybrids: dict,
     """Every strategy's numbers on one pool, with what hybrid's replays of it decided."""
     hybrid_replays = hybrids["hybrid"]
     replays = _replays(pool, hybrids, best_variant, setting.errors[pool.key])
-    numbers = {name: _numbers(pool, r) for name, r in replays.items()}
+    numbers = {name: pool_numbers(pool, r) for name, r in replays.items()}
     times = pool.times
     t_best = times.min()
     first_pick = {"hybrid": times[hybrid_replays[0].order[0]] <= t_best * (1 + FIRST_WITHIN),
@@ -386,12 +326,13 @@ def _equal_cost(setting: ReplaySetting, config: dict, k: int, noisy: bool, with_
     pool = next(p for p in setting.pools if list(p.key) == config["key"])
     errors = setting.errors[pool.key]
     mine = errors if noisy else [None] * RANDOM_SEEDS
-    out = {f"top_k:{k}": _numbers(pool, [replay.run(pool, Strategy("top_k", k=k), e)
-                                          for e in errors]),
-           f"random:{k}": _numbers(pool, [replay.run(pool, Strategy("random", k=k, seed=seed), e)
-                                           for seed, e in enumerate(mine)])}
+    out = {f"top_k:{k}": pool_numbers(pool, [replay.run(pool, Strategy("top_k", k=k), e)
+                                             for e in errors]),
+           f"random:{k}": pool_numbers(pool, [
+               replay.run(pool, Strategy("random", k=k, seed=seed), e)
+               for seed, e in enumerate(mine)])}
     if with_tpe:
-        out[f"tpe:{k}"] = _numbers(pool, [
+        out[f"tpe:{k}"] = pool_numbers(pool, [
             replay.run(pool, Strategy("tpe", k=k, seed=seed), e)
             for seed, e in enumerate(mine if noisy else mine[:TPE_SEEDS])])
     return out
@@ -401,11 +342,12 @@ def _assembled(setting: ReplaySetting, folds: dict, replayed: list, per_config: 
                described: dict) -> Evaluation:
     """The evaluation's record from the left-out IVPs' shares and every configuration's numbers."""
     names = [name for name in per_config[0] if name not in ("key", "pool", "transfer")]
-    strategies = {name: _summary([c[name] for c in per_config], setting.seeds) for name in names}
+    strategies = {name: strategy_summary([c[name] for c in per_config], setting.seeds)
+                  for name in names}
     shares = {name: float(np.mean([r.first_pick[name] for r in replayed]))
               for name in ("hybrid", "offline_top1", "random")}
-    curves = {name: _mean_curve([c[name]["curve"] for c in per_config]) for name in names}
-    curves["random expectation"] = _mean_curve([
+    curves = {name: mean_curve([c[name]["curve"] for c in per_config]) for name in names}
+    curves["random expectation"] = mean_curve([
         (metrics.random_search_expectation(p.times, min(CURVE, len(p.times))) / p.times.min()).tolist()
         for p in setting.pools if p.key[1] in folds])
     configurations = [{**c, **{name: {key: value for key, value in c[name].items()
@@ -415,28 +357,12 @@ def _assembled(setting: ReplaySetting, folds: dict, replayed: list, per_config: 
     offline.update({ivp: fold.offline for ivp, fold in folds.items() if fold.offline is not None})
     return Evaluation(
         strategies, {ivp: fold.accuracy for ivp, fold in folds.items()}, configurations, shares,
-        _to_best([c for r in replayed for c in r.to_best]), curves,
+        to_best([c for r in replayed for c in r.to_best]), curves,
         [p for fold in folds.values() for p in fold.predictions], notes,
         transfer.summary([c["transfer"] for c in per_config]), described,
         calibration.reliability([d for r in replayed for d in r.decided]),
         {"fits": offline,
          "reliability": calibration.reliability([d for r in replayed for d in r.bare_decided])})
-
-
-def _to_best(counts: list) -> dict:
-    """How many measurements hybrid's order took to reach a variant within LOSS_WITHIN of the best
-    (per configuration and noise seed): what a stop that knew the best would measure (None where
-    its order never got there)."""
-    reached = [c for c in counts if c is not None]
-    summary = {"mean": float(np.mean(reached)), "median": float(np.median(reached)),
-               "max": int(max(reached))} if reached else {}
-    return {"per_configuration": counts, "reached": len(reached), **summary}
-
-
-def _mean_curve(curves: list) -> list:
-    """The mean of curves of unequal length, each held at its last value."""
-    width = max(len(c) for c in curves)
-    return np.mean([c + [c[-1]] * (width - len(c)) for c in curves], axis=0).tolist()
 
 
 def regime_errors(rows: Rows) -> dict:

@@ -16,7 +16,8 @@ from hybridtune.errors import RequestError
 from hybridtune.learn.table import CONFIG, Rows
 from hybridtune.learn.train import MIN_ROWS, fit
 from hybridtune.strategies import replay
-from hybridtune.strategies.leave_one_out import LOSS_WITHIN, accuracy_of, whole_pools
+from hybridtune.strategies.judged_numbers import LOSS_WITHIN
+from hybridtune.strategies.leave_one_out import accuracy_of, whole_pools
 from hybridtune.strategies.noise import Noise, pool_draws
 
 SHARES = (0.0, 0.1, 0.25, 0.5)
