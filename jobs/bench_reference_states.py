@@ -22,8 +22,8 @@ from hybridtune.describe.library import PROJECT_ROOT
 from hybridtune.describe.loader import load
 from hybridtune.measure.provenance import hardware_identity
 from hybridtune.measure.runner import MeasureOptions
-from hybridtune.measure.tasks import (MeasureTask, reference_after, reference_states,
-                                      stable_step, usable_cores)
+from hybridtune.measure.tasks import (MeasureTask, reference_after, reference_key,
+                                      reference_states, stable_step, usable_cores)
 from hybridtune.reference.pirk import integrate
 from hybridtune.reference.rhs import initial_values, right_hand_side
 
@@ -43,8 +43,7 @@ def main() -> int:
     # reference_states reads only a wanted task's step size
     wanted = [(c, [MeasureTask(None, c.method.name, c.ivp.name, c.n, 1,
                                stable_step(c.ivp, c.n), None)]) for c in layouts]
-    keys = [(c.method.name, c.ivp.name, c.n, todo[0].h, options.check_steps)
-            for c, todo in wanted]
+    keys = [reference_key(c, todo[0].h, options) for c, todo in wanted]
     rounds = {BEFORE: [], REMEMBERED: [], NOW: []}
     agree = True
     for _ in range(args.rounds):

@@ -85,7 +85,8 @@ def plan_tasks(scenario: Scenario, config: Configuration, variants: list[Variant
     return tasks
 
 
-def _reference_key(config: Configuration, h: float, options: MeasureOptions) -> tuple:
+def reference_key(config: Configuration, h: float, options: MeasureOptions) -> tuple:
+    """What one reference state serves: the method, IVP, n, step and check steps."""
     return config.method.name, config.ivp.name, config.n, h, options.check_steps
 
 
@@ -97,7 +98,7 @@ def with_reference(tasks: list[MeasureTask], config: Configuration,
     if not tasks:
         return []
     kept = {} if kept is None else kept
-    key = _reference_key(config, tasks[0].h, options)
+    key = reference_key(config, tasks[0].h, options)
     state = kept.get(key)
     if state is None:
         state = kept[key] = reference_after(config.method, config.ivp, config.n, tasks[0].h,
@@ -115,11 +116,12 @@ def reference_states(wanted: list[tuple[Configuration, list[MeasureTask]]],
     todo = {}
     for config, tasks in wanted:
         if tasks:
-            todo.setdefault(_reference_key(config, tasks[0].h, options), (config, tasks[0].h))
+            todo.setdefault(reference_key(config, tasks[0].h, options), (config, tasks[0].h))
     todo = {key: job for key, job in todo.items() if key not in kept}
     order = sorted(todo, key=lambda key: -key[2])
-    with ThreadPoolExecutor(max_workers=max(1, min(workers or usable_cores(), len(order)))) \
-            as pool:
+    if not order:
+        return kept
+    with ThreadPoolExecutor(max_workers=min(workers or usable_cores(), len(order))) as pool:
         states = pool.map(lambda key: reference_after(todo[key][0].method, todo[key][0].ivp,
                                                       key[2], key[3], key[4]), order)
         kept.update(zip(order, states))

@@ -13,10 +13,15 @@ from hybridtune.strategies.leave_one_out import whole_pools
 from hybridtune.strategies.noise import pass_ratios
 
 
-def store_pools(path: str) -> tuple[list, str]:
+def _frames(path: str) -> dict:
+    return read_frames(path, ("variant_predictions", "measurements", "runs"))
+
+
+def store_pools(path: str, frames: dict | None = None) -> tuple[list, str]:
     """A store's whole pools (frames of one configuration each, every variant measured) of its
-    latest machine file and that file's hardware, and the CPU they were measured on."""
-    frames = read_frames(path, ("variant_predictions", "measurements", "runs"))
+    latest machine file and that file's hardware, and the CPU they were measured on (frames:
+    the store's tables where already read)."""
+    frames = _frames(path) if frames is None else frames
     if frames["variant_predictions"].empty or frames["measurements"].empty:
         return [], ""
     rows = joined_rows(frames["variant_predictions"], frames["measurements"],
@@ -28,8 +33,8 @@ def store_pools(path: str) -> tuple[list, str]:
 def store_passes(path: str) -> list:
     """A store's whole pools (as store_pools) joined to both passes of each variant timed in two
     (columns one and two; pass_ratios pairs them), the pools with fewer than 3 such left out."""
-    frames = read_frames(path, ("variant_predictions", "measurements", "runs"))
-    pools, _ = store_pools(path)
+    frames = _frames(path)
+    pools, _ = store_pools(path, frames)
     pairs = pass_ratios(frames["measurements"])
     if pairs.empty:
         return []
